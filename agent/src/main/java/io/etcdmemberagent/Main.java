@@ -1,0 +1,69 @@
+package io.etcdmemberagent;
+
+import io.etcdmemberagent.app.EventLog;
+import io.etcdmemberagent.app.RunCommand;
+import io.etcdmemberagent.app.Version;
+import io.etcdmemberagent.config.ConfigException;
+import io.etcdmemberagent.config.RunConfig;
+import io.etcdmemberagent.config.Subcommands;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+
+/** Entry point: {@code run | version}. The only place that exits the process. */
+public final class Main {
+
+  static final int OK = 0;
+  static final int FAILED = 1;
+  static final int BAD_CONFIG = 2;
+
+  private Main() {}
+
+  public static void main(String[] args) {
+    int code = execute(Arrays.asList(args), System.getenv());
+    if (code != OK) {
+      System.exit(code);
+    }
+  }
+
+  static int execute(List<String> args, Map<String, String> env) {
+    if (args.isEmpty()) {
+      System.err.println("usage: etcd-member-agent run|version [flags]  (run --help lists flags)");
+      return BAD_CONFIG;
+    }
+    String command = args.get(0);
+    List<String> rest = args.subList(1, args.size());
+    try {
+      switch (command) {
+        case "version" -> {
+          System.out.println("etcd-member-agent " + Version.current());
+          return OK;
+        }
+        case "run" -> {
+          if (rest.contains("--help")) {
+            System.out.print(Subcommands.usage("run", RunConfig.FLAGS));
+            return OK;
+          }
+          RunConfig config = RunConfig.parse(rest, env);
+          EventLog.configure(config.log().format(), config.log().level(), System.err);
+          new RunCommand(config).runUntilStopped();
+          return OK;
+        }
+        default -> {
+          System.err.println(
+              "etcd-member-agent: unknown command \"" + command + "\" (run, version)");
+          return BAD_CONFIG;
+        }
+      }
+    } catch (ConfigException e) {
+      System.err.println("etcd-member-agent: " + e.getMessage());
+      return BAD_CONFIG;
+    } catch (RunCommand.StartupException e) {
+      System.err.println("etcd-member-agent: " + e.getMessage());
+      return BAD_CONFIG;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return FAILED;
+    }
+  }
+}

@@ -1,0 +1,74 @@
+package io.etcdmemberagent.app;
+
+import io.etcdmemberagent.core.Check;
+import io.etcdmemberagent.core.CheckNames;
+import io.etcdmemberagent.core.Freshness;
+import io.etcdmemberagent.core.PollOutcome;
+import io.etcdmemberagent.http.AgentView;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/** What HTTP serves: the loop's latest outcome, plus start-up, shutdown and staleness. */
+final class AgentState implements AgentView {
+
+  private static final String SHUTDOWN = "shutdown";
+
+  private final PollLoop loop;
+  private final Clock clock;
+  private final Duration maxVerdictAge;
+  private final Map<String, Object> extras;
+  private volatile boolean shuttingDown;
+
+  AgentState(PollLoop loop, Clock clock, Duration maxVerdictAge, Map<String, Object> extras) {
+    this.loop = loop;
+    this.clock = clock;
+    this.maxVerdictAge = maxVerdictAge;
+    this.extras = Map.copyOf(extras);
+  }
+
+  void beginShutdown() {
+    shuttingDown = true;
+  }
+
+  @Override
+  public List<Check> readinessChecks() {
+    List<Check> checks = new ArrayList<>();
+    Optional<PollOutcome> latest = loop.latest();
+    if (latest.isEmpty()) {
+      for (String name : CheckNames.ALL) {
+        checks.add(Check.fail(name, "Starting", "no poll has finished yet"));
+      }
+    } else {
+      checks.addAll(latest.get().verdict().checks());
+      checks.add(
+          Freshness.check(latest.get().verdict().decidedAt(), clock.instant(), maxVerdictAge));
+    }
+    if (shuttingDown) {
+      checks.add(Check.fail(SHUTDOWN, "ShuttingDown", "the agent is shutting down"));
+    }
+    return checks;
+  }
+
+  @Override
+  public Optional<PollOutcome> latest() {
+    return loop.latest();
+  }
+
+  @Override
+  public Optional<String> livenessProblem() {
+    Duration since = Duration.between(loop.lastProgress(), clock.instant());
+    if (since.compareTo(maxVerdictAge.multipliedBy(2)) > 0) {
+      return Optional.of("no poll finished for " + since.toMillis() + "ms");
+    }
+    return Optional.empty();
+  }
+
+  @Override
+  public Map<String, Object> statusExtras() {
+    return extras;
+  }
+}

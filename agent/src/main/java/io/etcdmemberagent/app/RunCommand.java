@@ -1,0 +1,176 @@
+package io.etcdmemberagent.app;
+
+import io.etcdmemberagent.config.GoDuration;
+import io.etcdmemberagent.config.RunConfig;
+import io.etcdmemberagent.core.MemberEvaluator;
+import io.etcdmemberagent.core.ReadinessPolicy;
+import io.etcdmemberagent.etcd.ClientTls;
+import io.etcdmemberagent.etcd.GrpcEtcdGateway;
+import io.etcdmemberagent.http.HttpServer;
+import io.etcdmemberagent.http.MetricsSource;
+import io.etcdmemberagent.metrics.MicrometerMetrics;
+import java.net.URI;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+
+/** The {@code run} subcommand: wires the adapters around the core and runs until SIGTERM. */
+public final class RunCommand {
+
+  /** Start-up failed in a way the configuration explains (exit status 2). */
+  public static final class StartupException extends Exception {
+    public StartupException(String message, Throwable cause) {
+      super(message, cause);
+    }
+  }
+
+  private final RunConfig config;
+  private final Clock clock = Clock.systemUTC();
+  private final CountDownLatch stopped = new CountDownLatch(1);
+  private GrpcEtcdGateway etcd;
+  private MicrometerMetrics metrics;
+  private PollLoop loop;
+  private AgentState state;
+  private HttpServer http;
+
+  public RunCommand(RunConfig config) {
+    this.config = config;
+  }
+
+  /** Starts everything and blocks until {@link #stop()} (the SIGTERM hook) has finished. */
+  public void runUntilStopped() throws StartupException, InterruptedException {
+    start();
+    Runtime.getRuntime().addShutdownHook(new Thread(this::stop, "shutdown"));
+    stopped.await();
+  }
+
+  void start() throws StartupException {
+    etcd =
+        new GrpcEtcdGateway(
+            new ClientTls(config.tls().caCert(), config.tls().cert(), config.tls().key()),
+            config.etcdTimeout());
+    metrics = new MicrometerMetrics();
+    SnapshotCollector collector =
+        new SnapshotCollector(
+            etcd,
+            clock,
+            config.etcdEndpoint().toString(),
+            config.clusterEndpoints().stream().map(URI::toString).toList(),
+            config.peerUrls());
+    loop =
+        new PollLoop(
+            collector,
+            new MemberEvaluator(new ReadinessPolicy(config.maxLagEntries())),
+            metrics,
+            new TransitionLog(),
+            clock,
+            config.pollInterval());
+    state = new AgentState(loop, clock, maxVerdictAge(), statusExtras());
+    try {
+      http = HttpServer.start(config.httpHost(), config.httpPort(), state, metricsSource());
+    } catch (RuntimeException e) {
+      closeQuietly();
+      throw new StartupException(
+          "cannot serve HTTP on --http-host "
+              + config.httpHost()
+              + " --http-port "
+              + config.httpPort()
+              + ": "
+              + rootMessage(e),
+          e);
+    }
+    loop.start();
+    EventLog.info(
+        "started",
+        "etcdEndpoint",
+        config.etcdEndpoint(),
+        "httpPort",
+        http.port(),
+        "pollInterval",
+        GoDuration.format(config.pollInterval()),
+        "etcdTimeout",
+        GoDuration.format(config.etcdTimeout()),
+        "maxLagEntries",
+        config.maxLagEntries(),
+        "kube",
+        "off");
+  }
+
+  /**
+   * A poll makes at most one local call, {@link SnapshotCollector#MAX_MEMBER_LIST_ATTEMPTS} member
+   * list calls and a leader call, each bounded by the timeout; a verdict older than the interval
+   * plus that budget (and a second of slack) means the loop is stuck.
+   */
+  private Duration maxVerdictAge() {
+    long calls = 2 + SnapshotCollector.MAX_MEMBER_LIST_ATTEMPTS;
+    return config.pollInterval().plus(config.etcdTimeout().multipliedBy(calls)).plusSeconds(1);
+  }
+
+  private Map<String, Object> statusExtras() {
+    Map<String, Object> agent = new LinkedHashMap<>();
+    agent.put("version", Version.current());
+    agent.put("etcdEndpoint", config.etcdEndpoint().toString());
+    agent.put("clusterEndpoints", config.clusterEndpoints().stream().map(URI::toString).toList());
+    agent.put("pollInterval", GoDuration.format(config.pollInterval()));
+    agent.put("etcdTimeout", GoDuration.format(config.etcdTimeout()));
+    agent.put("maxLagEntries", config.maxLagEntries());
+    agent.put("kube", "off");
+    return Map.of("agent", agent);
+  }
+
+  private MetricsSource metricsSource() {
+    return new MetricsSource() {
+      @Override
+      public String contentType(String accept) {
+        return metrics.contentType(accept);
+      }
+
+      @Override
+      public String scrape(String accept) {
+        return metrics.scrape(accept);
+      }
+    };
+  }
+
+  int httpPort() {
+    return http.port();
+  }
+
+  /** Readiness turns false first, then the loop, HTTP and etcd channels close. */
+  void stop() {
+    if (stopped.getCount() == 0) {
+      return;
+    }
+    EventLog.info("stopping");
+    if (state != null) {
+      state.beginShutdown();
+    }
+    closeQuietly();
+    EventLog.info("stopped");
+    stopped.countDown();
+  }
+
+  private void closeQuietly() {
+    for (AutoCloseable c : new AutoCloseable[] {loop, http, etcd, metrics}) {
+      if (c == null) {
+        continue;
+      }
+      try {
+        c.close();
+      } catch (Exception e) {
+        EventLog.warn(
+            "close-failed", "component", c.getClass().getSimpleName(), "error", e.toString());
+      }
+    }
+  }
+
+  private static String rootMessage(Throwable e) {
+    Throwable t = e;
+    while (t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t.getMessage() == null ? t.toString() : t.getMessage();
+  }
+}

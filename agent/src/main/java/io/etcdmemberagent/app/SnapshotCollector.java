@@ -1,0 +1,112 @@
+package io.etcdmemberagent.app;
+
+import io.etcdmemberagent.core.EtcdGateway;
+import io.etcdmemberagent.core.LeaderObservation;
+import io.etcdmemberagent.core.LocalObservation;
+import io.etcdmemberagent.core.LocalStatus;
+import io.etcdmemberagent.core.MemberInfo;
+import io.etcdmemberagent.core.MemberSnapshot;
+import io.etcdmemberagent.core.Membership;
+import io.etcdmemberagent.core.VoterEndpoints;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Makes one poll's etcd calls: local Status, the member list through a voter, and the leader's
+ * Status through its client URL (skipped when the local member leads). Remembers the last member
+ * list and the local member id between polls; nothing else.
+ */
+final class SnapshotCollector {
+
+  /** Bounds one poll: a member list is tried on at most this many voters. */
+  static final int MAX_MEMBER_LIST_ATTEMPTS = 3;
+
+  private final EtcdGateway etcd;
+  private final Clock clock;
+  private final String localEndpoint;
+  private final List<String> clusterEndpoints;
+  private final List<String> ownPeerUrls;
+  private Membership lastKnown = new Membership.Unknown("not read yet");
+  private long rememberedMemberId;
+
+  SnapshotCollector(
+      EtcdGateway etcd,
+      Clock clock,
+      String localEndpoint,
+      List<String> clusterEndpoints,
+      List<String> ownPeerUrls) {
+    this.etcd = etcd;
+    this.clock = clock;
+    this.localEndpoint = localEndpoint;
+    this.clusterEndpoints = List.copyOf(clusterEndpoints);
+    this.ownPeerUrls = List.copyOf(ownPeerUrls);
+  }
+
+  MemberSnapshot collect() {
+    Instant takenAt = clock.instant();
+    LocalObservation local = etcd.status(localEndpoint);
+    LocalStatus status = local instanceof LocalObservation.Answered a ? a.status() : null;
+    if (status != null) {
+      rememberedMemberId = status.memberId();
+    }
+    Membership membership = readMembership(local);
+    if (membership instanceof Membership.Known) {
+      lastKnown = membership;
+    }
+    LeaderObservation leader = readLeader(status);
+    return new MemberSnapshot(takenAt, local, membership, leader, ownPeerUrls, rememberedMemberId);
+  }
+
+  private Membership readMembership(LocalObservation local) {
+    List<String> voters = VoterEndpoints.choose(localEndpoint, local, clusterEndpoints, lastKnown);
+    if (voters.isEmpty()) {
+      String why =
+          local instanceof LocalObservation.Answered
+              ? "the local member is a learner and no voter is known (set --cluster-endpoints)"
+              : "the local member did not answer and no other voter is known";
+      return new Membership.Unknown(why);
+    }
+    List<String> failures = new ArrayList<>();
+    for (String endpoint : voters.subList(0, Math.min(voters.size(), MAX_MEMBER_LIST_ATTEMPTS))) {
+      Membership m = etcd.memberList(endpoint);
+      if (m instanceof Membership.Known) {
+        return m;
+      }
+      failures.add(((Membership.Unknown) m).reason());
+    }
+    return new Membership.Unknown(String.join("; ", failures));
+  }
+
+  private LeaderObservation readLeader(LocalStatus status) {
+    if (status == null) {
+      return new LeaderObservation.Unavailable("the local member did not answer");
+    }
+    if (!status.hasLeader()) {
+      return new LeaderObservation.Unavailable("no leader");
+    }
+    if (status.isLeader()) {
+      return new LeaderObservation.Answered(status.leaderId(), status.raftIndex());
+    }
+    Optional<MemberInfo> leader =
+        lastKnown instanceof Membership.Known known
+            ? known.byId(status.leaderId())
+            : Optional.empty();
+    if (leader.isEmpty() || leader.get().clientUrls().isEmpty()) {
+      return new LeaderObservation.Unavailable(
+          "client URL of leader " + Long.toHexString(status.leaderId()) + " unknown");
+    }
+    List<String> reasons = new ArrayList<>();
+    for (String url : leader.get().clientUrls()) {
+      LocalObservation answer = etcd.status(url);
+      if (answer instanceof LocalObservation.Answered a) {
+        return new LeaderObservation.Answered(status.leaderId(), a.status().raftIndex());
+      }
+      reasons.add(answer.detail());
+    }
+    return new LeaderObservation.Unavailable(
+        "leader did not answer: " + String.join("; ", reasons));
+  }
+}

@@ -1,0 +1,65 @@
+package io.etcdmemberagent.app;
+
+import io.etcdmemberagent.core.Check;
+import io.etcdmemberagent.core.PollOutcome;
+import io.etcdmemberagent.core.Verdict;
+import java.util.HashMap;
+import java.util.Map;
+
+/** Logs what changed between polls (state, readiness, each check), never a line per poll. */
+final class TransitionLog {
+
+  private Verdict previous;
+  private final Map<String, String> lastCheckOutcome = new HashMap<>();
+
+  void observe(PollOutcome outcome) {
+    Verdict verdict = outcome.verdict();
+    EventLog.debug(
+        "poll",
+        "seq",
+        outcome.sequence(),
+        "tookMs",
+        outcome.took().toMillis(),
+        "state",
+        verdict.state().reason(),
+        "ready",
+        verdict.ready());
+    if (previous == null || previous.state() != verdict.state()) {
+      EventLog.info(
+          "member-state",
+          "from",
+          previous == null ? "none" : previous.state().reason(),
+          "to",
+          verdict.state().reason(),
+          "memberId",
+          Long.toHexString(verdict.memberId()),
+          "detail",
+          verdict.stateDetail());
+    }
+    if (previous == null || previous.ready() != verdict.ready()) {
+      EventLog.info("readiness", "ready", verdict.ready(), "failing", failing(verdict));
+    }
+    for (Check c : verdict.checks()) {
+      String key = (c.passed() ? "ok:" : "failed:") + c.reason();
+      String before = lastCheckOutcome.put(c.name(), key);
+      if (before != null && !before.equals(key)) {
+        EventLog.info(
+            "check",
+            "name",
+            c.name(),
+            "passed",
+            c.passed(),
+            "reason",
+            c.reason(),
+            "message",
+            c.message());
+      }
+    }
+    previous = verdict;
+  }
+
+  private static String failing(Verdict verdict) {
+    return String.join(
+        ",", verdict.checks().stream().filter(c -> !c.passed()).map(Check::name).toList());
+  }
+}

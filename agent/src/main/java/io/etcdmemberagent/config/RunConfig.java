@@ -1,0 +1,79 @@
+package io.etcdmemberagent.config;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+/** The immutable configuration of the {@code run} subcommand. */
+public record RunConfig(
+    URI etcdEndpoint,
+    List<URI> clusterEndpoints,
+    List<String> peerUrls,
+    String httpHost,
+    int httpPort,
+    Duration pollInterval,
+    Duration etcdTimeout,
+    long maxLagEntries,
+    String kube,
+    TlsFiles tls,
+    LogConfig log) {
+
+  public static final List<Flag> FLAGS =
+      List.of(
+          new Flag("etcd-endpoint", "http://127.0.0.1:2379", "client URL of the local etcd member"),
+          new Flag(
+              "cluster-endpoints",
+              "",
+              "comma list of client URLs of voters or the client Service, for member list and"
+                  + " leader calls (default: the voters' client URLs from the member list; a"
+                  + " learner needs it until it has seen one)"),
+          new Flag(
+              "peer-urls",
+              "",
+              "comma list of this member's advertised peer URLs: identifies a learner in the"
+                  + " member list before it has started"),
+          new Flag("http-host", "0.0.0.0", "address the HTTP server binds"),
+          new Flag("http-port", "9379", "port of /readyz, /livez, /status, /metrics (0: any free)"),
+          new Flag("poll-interval", "1s", "time between polls of etcd"),
+          new Flag("etcd-timeout", "2s", "deadline of every etcd call"),
+          new Flag("max-lag-entries", "5000", "in-sync when leader raftIndex - applied <= this"),
+          new Flag("kube", "auto", "publish to Kubernetes: auto or off"),
+          new Flag("cacert", "", "PEM CA bundle that signs etcd's client certificate"),
+          new Flag("cert", "", "PEM client certificate for etcd (with --key)"),
+          new Flag("key", "", "PEM private key of --cert: PKCS#8, PKCS#1 RSA or EC"),
+          new Flag("log-format", "text", "text or json, one line per event"),
+          new Flag("log-level", "info", "debug, info, warn or error"));
+
+  public static RunConfig parse(List<String> args, Map<String, String> env) throws ConfigException {
+    FlagValues v = FlagValues.parse(FLAGS, args, env, Subcommands.allEnvNames());
+    URI etcd = v.url("etcd-endpoint");
+    List<URI> cluster = v.urlList("cluster-endpoints");
+    List<String> peers = v.urlList("peer-urls").stream().map(URI::toString).toList();
+    TlsFiles tls =
+        new TlsFiles(v.readableFile("cacert"), v.readableFile("cert"), v.readableFile("key"));
+    if (tls.cert().isPresent() != tls.key().isPresent()) {
+      throw new ConfigException("--cert and --key must be given together");
+    }
+    Duration poll = v.positiveDuration("poll-interval");
+    Duration timeout = v.positiveDuration("etcd-timeout");
+    return new RunConfig(
+        etcd,
+        cluster,
+        peers,
+        v.string("http-host"),
+        v.port("http-port"),
+        poll,
+        timeout,
+        v.longAtLeast("max-lag-entries", 0),
+        v.choice("kube", List.of("auto", "off")),
+        tls,
+        logConfig(v));
+  }
+
+  static LogConfig logConfig(FlagValues v) throws ConfigException {
+    return new LogConfig(
+        v.choice("log-format", List.of("text", "json")),
+        v.choice("log-level", List.of("debug", "info", "warn", "error")));
+  }
+}

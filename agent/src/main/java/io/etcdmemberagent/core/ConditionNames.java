@@ -1,0 +1,11 @@
+package io.etcdmemberagent.core;
+
+/** Short names of the Pod conditions the agent owns. */
+public final class ConditionNames {
+  public static final String READY = "ready";
+  public static final String VOTING_MEMBER = "voting-member";
+  public static final String IN_SYNC = "in-sync";
+  public static final String ALARMS_CLEAR = "alarms-clear";
+
+  private ConditionNames() {}
+}

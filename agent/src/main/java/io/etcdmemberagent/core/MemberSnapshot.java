@@ -1,0 +1,22 @@
+package io.etcdmemberagent.core;
+
+import java.time.Instant;
+import java.util.List;
+
+/**
+ * Everything one poll learned about this member. Before the local member has ever answered {@code
+ * Status} (a learner that has not started), it is found in the member list by {@code ownPeerUrls};
+ * after it has, by {@code rememberedMemberId} (0 when none).
+ */
+public record MemberSnapshot(
+    Instant takenAt,
+    LocalObservation local,
+    Membership membership,
+    LeaderObservation leader,
+    List<String> ownPeerUrls,
+    long rememberedMemberId) {
+
+  public MemberSnapshot {
+    ownPeerUrls = List.copyOf(ownPeerUrls);
+  }
+}

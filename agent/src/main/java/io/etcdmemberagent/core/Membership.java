@@ -1,0 +1,27 @@
+package io.etcdmemberagent.core;
+
+import java.util.List;
+import java.util.Optional;
+
+/** The member list as read through a voter in one poll, or why it could not be read. */
+public sealed interface Membership {
+
+  record Known(List<MemberInfo> members, String readFrom) implements Membership {
+    public Known {
+      members = List.copyOf(members);
+    }
+
+    public Optional<MemberInfo> byId(long id) {
+      return members.stream().filter(m -> m.id() == id).findFirst();
+    }
+
+    public Optional<MemberInfo> byPeerUrls(List<String> peerUrls) {
+      if (peerUrls.isEmpty()) {
+        return Optional.empty();
+      }
+      return members.stream().filter(m -> m.sharesPeerUrlWith(peerUrls)).findFirst();
+    }
+  }
+
+  record Unknown(String reason) implements Membership {}
+}

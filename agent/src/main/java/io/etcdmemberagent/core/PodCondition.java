@@ -1,0 +1,7 @@
+package io.etcdmemberagent.core;
+
+/**
+ * A desired Pod condition of ours, by short name (the full type is {@code <prefix>/<name>}).
+ * Positive polarity: {@code status} true means healthy.
+ */
+public record PodCondition(String name, boolean status, String reason, String message) {}

@@ -1,0 +1,35 @@
+package io.etcdmemberagent.core;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+/** The decision for one poll: the member's state, every check, and whether it is ready. */
+public record Verdict(
+    Instant decidedAt,
+    MemberState state,
+    String stateDetail,
+    long memberId,
+    OptionalLong lag,
+    List<Check> checks,
+    List<Alarm> alarms) {
+
+  public Verdict {
+    checks = List.copyOf(checks);
+    alarms = List.copyOf(alarms);
+  }
+
+  public boolean ready() {
+    return checks.stream().allMatch(Check::passed);
+  }
+
+  /** Ready when every check not named in {@code excluded} passes. */
+  public boolean readyExcluding(java.util.Set<String> excluded) {
+    return checks.stream().filter(c -> !excluded.contains(c.name())).allMatch(Check::passed);
+  }
+
+  public Optional<Check> check(String name) {
+    return checks.stream().filter(c -> c.name().equals(name)).findFirst();
+  }
+}

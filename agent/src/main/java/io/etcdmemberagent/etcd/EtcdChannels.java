@@ -1,0 +1,101 @@
+package io.etcdmemberagent.etcd;
+
+import io.grpc.ConnectivityState;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.GrpcSslContexts;
+import io.grpc.netty.NettyChannelBuilder;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
+import java.net.URI;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLException;
+
+/**
+ * One long-lived gRPC channel per etcd client URL, sharing a single event-loop thread. Channels are
+ * opened on first use and kept; etcd clusters have a handful of members.
+ */
+final class EtcdChannels implements AutoCloseable {
+
+  private final EventLoopGroup eventLoop = new NioEventLoopGroup(1, daemonThreads());
+  private final Map<String, ManagedChannel> channels = new ConcurrentHashMap<>();
+  private final ClientTls tls;
+  private final Duration connectTimeout;
+
+  EtcdChannels(ClientTls tls, Duration connectTimeout) {
+    this.tls = tls;
+    this.connectTimeout = connectTimeout;
+  }
+
+  private static java.util.concurrent.ThreadFactory daemonThreads() {
+    return r -> {
+      Thread t = new Thread(r, "etcd-grpc");
+      t.setDaemon(true);
+      return t;
+    };
+  }
+
+  /**
+   * The channel for an endpoint. A channel that failed to connect waits out gRPC's reconnect
+   * backoff (up to minutes); the agent polls on its own schedule, so it asks for a fresh attempt.
+   */
+  ManagedChannel forEndpoint(String endpoint) {
+    ManagedChannel channel = channels.computeIfAbsent(endpoint, this::open);
+    if (channel.getState(false) == ConnectivityState.TRANSIENT_FAILURE) {
+      channel.resetConnectBackoff();
+    }
+    return channel;
+  }
+
+  private ManagedChannel open(String endpoint) {
+    URI uri = URI.create(endpoint);
+    NettyChannelBuilder builder =
+        NettyChannelBuilder.forAddress(uri.getHost(), uri.getPort())
+            .eventLoopGroup(eventLoop)
+            .channelType(NioSocketChannel.class)
+            .directExecutor()
+            .withOption(
+                io.netty.channel.ChannelOption.CONNECT_TIMEOUT_MILLIS,
+                (int) connectTimeout.toMillis())
+            .maxInboundMessageSize(16 * 1024 * 1024);
+    if ("https".equals(uri.getScheme())) {
+      builder.sslContext(sslContext());
+    } else {
+      builder.usePlaintext();
+    }
+    return builder.build();
+  }
+
+  private SslContext sslContext() {
+    try {
+      SslContextBuilder ssl = GrpcSslContexts.forClient();
+      tls.caCert().ifPresent(ca -> ssl.trustManager(ca.toFile()));
+      if (tls.cert().isPresent() && tls.key().isPresent()) {
+        ssl.keyManager(tls.cert().get().toFile(), tls.key().get().toFile());
+      }
+      return ssl.build();
+    } catch (SSLException | IllegalArgumentException e) {
+      throw new IllegalStateException(
+          "cannot build the TLS context for etcd: " + e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public void close() {
+    channels.values().forEach(ManagedChannel::shutdownNow);
+    for (ManagedChannel channel : channels.values()) {
+      try {
+        channel.awaitTermination(2, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+    }
+    eventLoop.shutdownGracefully(0, 2, TimeUnit.SECONDS);
+  }
+}

@@ -1,0 +1,128 @@
+package io.etcdmemberagent.etcd;
+
+import io.etcd.jetcd.api.ClusterGrpc;
+import io.etcd.jetcd.api.MaintenanceGrpc;
+import io.etcd.jetcd.api.Member;
+import io.etcd.jetcd.api.MemberListRequest;
+import io.etcd.jetcd.api.MemberListResponse;
+import io.etcd.jetcd.api.StatusRequest;
+import io.etcd.jetcd.api.StatusResponse;
+import io.etcdmemberagent.core.EtcdGateway;
+import io.etcdmemberagent.core.LocalObservation;
+import io.etcdmemberagent.core.LocalStatus;
+import io.etcdmemberagent.core.MemberInfo;
+import io.etcdmemberagent.core.Membership;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.net.ConnectException;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@link EtcdGateway} over etcd's gRPC API (jetcd's generated stubs), one channel per endpoint,
+ * every call with a deadline and without wait-for-ready, so TLS and connection errors surface at
+ * once instead of hanging until the deadline.
+ */
+public final class GrpcEtcdGateway implements EtcdGateway {
+
+  private final EtcdChannels channels;
+  private final Duration timeout;
+
+  public GrpcEtcdGateway(ClientTls tls, Duration timeout) {
+    this.channels = new EtcdChannels(tls, timeout);
+    this.timeout = timeout;
+  }
+
+  @Override
+  public LocalObservation status(String endpoint) {
+    try {
+      StatusResponse r =
+          MaintenanceGrpc.newBlockingStub(channels.forEndpoint(endpoint))
+              .withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
+              .status(StatusRequest.getDefaultInstance());
+      return new LocalObservation.Answered(
+          new LocalStatus(
+              r.getHeader().getMemberId(),
+              r.getLeader(),
+              r.getRaftIndex(),
+              r.getRaftAppliedIndex(),
+              r.getRaftTerm(),
+              r.getDbSize(),
+              r.getDbSizeInUse(),
+              r.getIsLearner(),
+              r.getVersion(),
+              List.copyOf(r.getErrorsList())));
+    } catch (StatusRuntimeException e) {
+      return classify(endpoint, e);
+    } catch (RuntimeException e) {
+      return new LocalObservation.Failed(endpoint + ": " + e);
+    }
+  }
+
+  @Override
+  public Membership memberList(String endpoint) {
+    try {
+      MemberListResponse r =
+          ClusterGrpc.newBlockingStub(channels.forEndpoint(endpoint))
+              .withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
+              .memberList(MemberListRequest.getDefaultInstance());
+      List<MemberInfo> members = r.getMembersList().stream().map(GrpcEtcdGateway::member).toList();
+      return new Membership.Known(members, endpoint);
+    } catch (StatusRuntimeException e) {
+      return new Membership.Unknown(endpoint + ": " + describe(e));
+    } catch (RuntimeException e) {
+      return new Membership.Unknown(endpoint + ": " + e);
+    }
+  }
+
+  private static MemberInfo member(Member m) {
+    return new MemberInfo(
+        m.getID(),
+        m.getName(),
+        List.copyOf(m.getPeerURLsList()),
+        List.copyOf(m.getClientURLsList()),
+        m.getIsLearner());
+  }
+
+  private LocalObservation classify(String endpoint, StatusRuntimeException e) {
+    String detail = endpoint + ": " + describe(e);
+    if (e.getStatus().getCode() == Status.Code.DEADLINE_EXCEEDED) {
+      return new LocalObservation.TimedOut(detail);
+    }
+    if (causedByRefusal(e)) {
+      return new LocalObservation.Refused(detail);
+    }
+    return new LocalObservation.Failed(detail);
+  }
+
+  private static boolean causedByRefusal(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof ConnectException) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** gRPC code and description, without a stack trace: this text ends up in /readyz. */
+  private String describe(StatusRuntimeException e) {
+    Status s = e.getStatus();
+    if (s.getCode() == Status.Code.DEADLINE_EXCEEDED) {
+      return "no answer within " + timeout.toMillis() + "ms";
+    }
+    StringBuilder out = new StringBuilder(s.getCode().name());
+    if (s.getDescription() != null) {
+      out.append(": ").append(s.getDescription());
+    }
+    if (s.getCause() != null && s.getCause().getMessage() != null) {
+      out.append(" (").append(s.getCause().getMessage()).append(')');
+    }
+    return out.toString();
+  }
+
+  @Override
+  public void close() {
+    channels.close();
+  }
+}

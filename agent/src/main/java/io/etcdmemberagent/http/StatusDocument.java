@@ -1,0 +1,131 @@
+package io.etcdmemberagent.http;
+
+import io.etcdmemberagent.core.Check;
+import io.etcdmemberagent.core.DesiredConditions;
+import io.etcdmemberagent.core.LeaderObservation;
+import io.etcdmemberagent.core.LocalObservation;
+import io.etcdmemberagent.core.LocalStatus;
+import io.etcdmemberagent.core.MemberInfo;
+import io.etcdmemberagent.core.Membership;
+import io.etcdmemberagent.core.PodCondition;
+import io.etcdmemberagent.core.PollOutcome;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** The JSON document of {@code /status}: the whole member view of the last poll. */
+final class StatusDocument {
+
+  private StatusDocument() {}
+
+  static Map<String, Object> of(AgentView view) {
+    Map<String, Object> doc = new LinkedHashMap<>();
+    List<Check> checks = view.readinessChecks();
+    doc.put("ready", checks.stream().allMatch(Check::passed));
+    doc.put("checks", checks.stream().map(StatusDocument::check).toList());
+    view.latest()
+        .ifPresentOrElse(outcome -> poll(doc, outcome), () -> doc.put("state", "Starting"));
+    doc.putAll(view.statusExtras());
+    return doc;
+  }
+
+  private static void poll(Map<String, Object> doc, PollOutcome outcome) {
+    var verdict = outcome.verdict();
+    var snapshot = outcome.snapshot();
+    doc.put("state", verdict.state().reason());
+    doc.put("stateDetail", verdict.stateDetail());
+    doc.put("memberId", verdict.memberId() == 0 ? null : Long.toHexString(verdict.memberId()));
+    doc.put("lag", verdict.lag());
+    doc.put(
+        "poll",
+        Map.of(
+            "sequence", outcome.sequence(),
+            "startedAt", snapshot.takenAt().toString(),
+            "tookMillis", outcome.took().toMillis()));
+    doc.put("local", local(snapshot.local()));
+    doc.put("leader", leader(snapshot.leader()));
+    doc.put("members", members(snapshot.membership()));
+    doc.put(
+        "alarms",
+        verdict.alarms().stream()
+            .map(a -> Map.of("memberId", Long.toHexString(a.memberId()), "type", a.type()))
+            .toList());
+    doc.put(
+        "conditions",
+        DesiredConditions.from(verdict).stream().map(StatusDocument::condition).toList());
+  }
+
+  private static Map<String, Object> check(Check c) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("name", c.name());
+    m.put("passed", c.passed());
+    m.put("reason", c.reason());
+    m.put("message", c.message());
+    return m;
+  }
+
+  private static Map<String, Object> condition(PodCondition c) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("name", c.name());
+    m.put("status", c.status() ? "True" : "False");
+    m.put("reason", c.reason());
+    m.put("message", c.message());
+    return m;
+  }
+
+  private static Map<String, Object> local(LocalObservation local) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    if (!(local instanceof LocalObservation.Answered a)) {
+      m.put("answered", false);
+      m.put("outcome", local.getClass().getSimpleName());
+      m.put("detail", local.detail());
+      return m;
+    }
+    LocalStatus s = a.status();
+    m.put("answered", true);
+    m.put("memberId", Long.toHexString(s.memberId()));
+    m.put("isLearner", s.learner());
+    m.put("leaderId", s.leaderId() == 0 ? null : Long.toHexString(s.leaderId()));
+    m.put("raftIndex", s.raftIndex());
+    m.put("raftAppliedIndex", s.raftAppliedIndex());
+    m.put("raftTerm", s.raftTerm());
+    m.put("dbSize", s.dbSize());
+    m.put("dbSizeInUse", s.dbSizeInUse());
+    m.put("version", s.version());
+    m.put("errors", s.errors());
+    return m;
+  }
+
+  private static Map<String, Object> leader(LeaderObservation leader) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    if (leader instanceof LeaderObservation.Answered a) {
+      m.put("id", Long.toHexString(a.leaderId()));
+      m.put("raftIndex", a.raftIndex());
+    } else if (leader instanceof LeaderObservation.Unavailable u) {
+      m.put("unavailable", u.reason());
+    }
+    return m;
+  }
+
+  private static Object members(Membership membership) {
+    if (membership instanceof Membership.Unknown u) {
+      return Map.of("unavailable", u.reason());
+    }
+    Membership.Known known = (Membership.Known) membership;
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("readFrom", known.readFrom());
+    m.put("list", known.members().stream().map(StatusDocument::member).toList());
+    return m;
+  }
+
+  private static Map<String, Object> member(MemberInfo info) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("id", Long.toHexString(info.id()));
+    m.put("name", info.name());
+    m.put("isLearner", info.learner());
+    m.put("started", info.started());
+    m.put("peerURLs", info.peerUrls());
+    m.put("clientURLs", info.clientUrls());
+    return m;
+  }
+}

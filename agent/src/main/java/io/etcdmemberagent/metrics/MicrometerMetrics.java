@@ -1,0 +1,202 @@
+package io.etcdmemberagent.metrics;
+
+import io.etcdmemberagent.core.AgentMetrics;
+import io.etcdmemberagent.core.Check;
+import io.etcdmemberagent.core.CheckNames;
+import io.etcdmemberagent.core.LeaderObservation;
+import io.etcdmemberagent.core.LocalObservation;
+import io.etcdmemberagent.core.MemberState;
+import io.etcdmemberagent.core.Membership;
+import io.etcdmemberagent.core.PollOutcome;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * The agent's Prometheus metrics (prefix {@code etcd_member_agent_}) on a Micrometer registry.
+ * Gauges read the latest poll outcome, so a scrape never touches etcd.
+ */
+public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
+
+  static final String PREFIX = "etcd_member_agent_";
+  static final String OPENMETRICS = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+  static final String PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8";
+
+  private final PrometheusMeterRegistry registry =
+      new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  private final AtomicReference<PollOutcome> latest = new AtomicReference<>();
+  private final Timer pollDuration;
+  private final JvmGcMetrics gcMetrics = new JvmGcMetrics();
+
+  public MicrometerMetrics() {
+    pollDuration =
+        Timer.builder(PREFIX + "poll_duration")
+            .description("Time one poll of etcd took")
+            .publishPercentileHistogram()
+            .minimumExpectedValue(Duration.ofMillis(1))
+            .maximumExpectedValue(Duration.ofSeconds(30))
+            .register(registry);
+    gauge(
+        "is_learner",
+        "1 when the local member is a started learner",
+        o -> state(o, MemberState.LEARNER));
+    gauge(
+        "is_voter", "1 when the local member is a started voter", o -> state(o, MemberState.VOTER));
+    gauge("ready", "1 when every readiness check passes", o -> bit(o.verdict().ready()));
+    gauge(
+        "lag_entries",
+        "leader raftIndex minus local raftAppliedIndex (NaN when unknown)",
+        o -> o.verdict().lag().isPresent() ? o.verdict().lag().getAsLong() : Double.NaN);
+    gauge("applied_index", "local raftAppliedIndex", o -> localStatus(o, "applied"));
+    gauge("raft_index", "local raftIndex (committed)", o -> localStatus(o, "raft"));
+    gauge(
+        "leader_raft_index",
+        "the leader's raftIndex (committed)",
+        o ->
+            o.snapshot().leader() instanceof LeaderObservation.Answered a
+                ? a.raftIndex()
+                : Double.NaN);
+    gauge("db_size_bytes", "local backend database size", o -> localStatus(o, "db"));
+    gauge(
+        "db_size_in_use_bytes",
+        "local backend database size in use",
+        o -> localStatus(o, "dbInUse"));
+    gauge("has_leader", "1 when the local member knows a leader", o -> localStatus(o, "hasLeader"));
+    gauge(
+        "last_poll_timestamp_seconds",
+        "when the last poll started (Unix time)",
+        o -> o.snapshot().takenAt().toEpochMilli() / 1000.0);
+    for (String check : CheckNames.ALL) {
+      Gauge.builder(PREFIX + "check_passed", latest, ref -> checkPassed(ref.get(), check))
+          .description("1 when the readiness check passes")
+          .tag("check", check)
+          .register(registry);
+    }
+    for (MemberState s : MemberState.values()) {
+      Gauge.builder(
+              PREFIX + "member_state",
+              latest,
+              ref -> ref.get() == null ? Double.NaN : state(ref.get(), s))
+          .description("1 for the member's current state")
+          .tag("state", s.reason())
+          .register(registry);
+    }
+    new JvmMemoryMetrics().bindTo(registry);
+    new JvmThreadMetrics().bindTo(registry);
+    new ClassLoaderMetrics().bindTo(registry);
+    gcMetrics.bindTo(registry);
+    new ProcessorMetrics().bindTo(registry);
+    new UptimeMetrics().bindTo(registry);
+  }
+
+  private void gauge(String name, String help, ToDoubleFunction<PollOutcome> value) {
+    Gauge.builder(
+            PREFIX + name,
+            latest,
+            ref -> ref.get() == null ? Double.NaN : value.applyAsDouble(ref.get()))
+        .description(help)
+        .register(registry);
+  }
+
+  private static double bit(boolean b) {
+    return b ? 1 : 0;
+  }
+
+  private static double state(PollOutcome o, MemberState s) {
+    return bit(o.verdict().state() == s);
+  }
+
+  private static double checkPassed(PollOutcome o, String check) {
+    if (o == null) {
+      return Double.NaN;
+    }
+    return o.verdict()
+        .check(check)
+        .map(Check::passed)
+        .map(MicrometerMetrics::bit)
+        .orElse(Double.NaN);
+  }
+
+  private static double localStatus(PollOutcome o, String field) {
+    if (!(o.snapshot().local() instanceof LocalObservation.Answered a)) {
+      return Double.NaN;
+    }
+    var s = a.status();
+    return switch (field) {
+      case "applied" -> s.raftAppliedIndex();
+      case "raft" -> s.raftIndex();
+      case "db" -> s.dbSize();
+      case "dbInUse" -> s.dbSizeInUse();
+      case "hasLeader" -> bit(s.hasLeader());
+      default -> throw new IllegalArgumentException(field);
+    };
+  }
+
+  @Override
+  public void recordPoll(PollOutcome outcome) {
+    latest.set(outcome);
+    pollDuration.record(outcome.took());
+    Counter.builder(PREFIX + "polls").description("Polls of etcd").register(registry).increment();
+    for (PollError error : pollErrors(outcome)) {
+      Counter.builder(PREFIX + "poll_errors")
+          .description("Failed etcd calls in polls, by call and reason")
+          .tag("call", error.call())
+          .tag("reason", error.reason())
+          .register(registry)
+          .increment();
+    }
+  }
+
+  private record PollError(String call, String reason) {}
+
+  private static List<PollError> pollErrors(PollOutcome outcome) {
+    var snapshot = outcome.snapshot();
+    var errors = new java.util.ArrayList<PollError>();
+    LocalObservation local = snapshot.local();
+    if (local instanceof LocalObservation.TimedOut) {
+      errors.add(new PollError("local_status", "timeout"));
+    } else if (local instanceof LocalObservation.Refused) {
+      errors.add(new PollError("local_status", "refused"));
+    } else if (local instanceof LocalObservation.Failed) {
+      errors.add(new PollError("local_status", "error"));
+    }
+    if (snapshot.membership() instanceof Membership.Unknown) {
+      errors.add(new PollError("member_list", "unavailable"));
+    }
+    if (local instanceof LocalObservation.Answered a
+        && a.status().hasLeader()
+        && snapshot.leader() instanceof LeaderObservation.Unavailable) {
+      errors.add(new PollError("leader_status", "unavailable"));
+    }
+    return errors;
+  }
+
+  /** The content type to answer with: OpenMetrics when the scraper asks for it. */
+  public String contentType(String accept) {
+    return accept != null && accept.contains("application/openmetrics-text")
+        ? OPENMETRICS
+        : PROMETHEUS_TEXT;
+  }
+
+  public String scrape(String accept) {
+    return registry.scrape(contentType(accept));
+  }
+
+  @Override
+  public void close() {
+    gcMetrics.close();
+    registry.close();
+  }
+}

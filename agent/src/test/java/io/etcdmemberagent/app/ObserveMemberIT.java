@@ -1,0 +1,187 @@
+package io.etcdmemberagent.app;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.etcdmemberagent.testing.EtcdBinaries;
+import io.etcdmemberagent.testing.EtcdCluster;
+import io.etcdmemberagent.testing.EtcdMember;
+import io.etcdmemberagent.testing.Http;
+import io.etcdmemberagent.testing.Poll;
+import java.time.Duration;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** The run loop against real etcd clusters (3.5 and 3.4): what it reports, and how fast. */
+class ObserveMemberIT {
+
+  private static final Duration POLL = Duration.ofMillis(500);
+  private static final Duration TIMEOUT = Duration.ofSeconds(1);
+
+  /** Scheduling slack on a loaded 2-core CI machine; the measured times are printed. */
+  private static final Duration SLACK = Duration.ofSeconds(1);
+
+  static Stream<String> versions() {
+    return EtcdBinaries.versions().stream();
+  }
+
+  private static InProcessAgent agentFor(EtcdMember member, String... extra) {
+    String[] flags =
+        Stream.concat(
+                Stream.of(
+                    "--etcd-endpoint=" + member.clientUrl(),
+                    "--poll-interval=" + POLL.toMillis() + "ms",
+                    "--etcd-timeout=" + TIMEOUT.toMillis() + "ms"),
+                Stream.of(extra))
+            .toArray(String[]::new);
+    return InProcessAgent.start(flags);
+  }
+
+  @ParameterizedTest(name = "etcd {0}")
+  @MethodSource("versions")
+  void aVoterReportsReady(String version) {
+    try (EtcdCluster cluster = EtcdCluster.start(version, 3);
+        InProcessAgent agent = agentFor(cluster.member(1))) {
+      Poll.until("/readyz 200", Duration.ofSeconds(15), () -> agent.get("/readyz").status() == 200);
+      assertThat(agent.get("/readyz").body()).isEqualTo("ok\n");
+      assertThat(agent.get("/readyz/voter").body()).isEqualTo("[+]voter ok\n");
+      Http.Answer verbose = agent.get("/readyz?verbose");
+      assertThat(verbose.body())
+          .contains("[+]serving ok", "[+]member ok", "[+]voter ok", "[+]leader ok")
+          .contains("[+]in-sync ok", "[+]alarms ok", "readyz check passed");
+      assertThat(agent.get("/status").body())
+          .contains("\"ready\":true", "\"state\":\"Voter\"", "\"version\":\"" + version);
+      assertThat(agent.get("/metrics").body())
+          .contains("etcd_member_agent_is_voter 1.0", "etcd_member_agent_ready 1.0")
+          .contains("etcd_member_agent_is_learner 0.0", "etcd_member_agent_lag_entries ");
+      assertThat(agent.get("/livez").status()).isEqualTo(200);
+    }
+  }
+
+  @ParameterizedTest(name = "etcd {0}")
+  @MethodSource("versions")
+  void aLearnerIsReportedAsSuchAndNeverReady(String version) {
+    try (EtcdCluster cluster = EtcdCluster.start(version, 3)) {
+      EtcdMember learner = cluster.addMember(true);
+      try (InProcessAgent agent =
+          agentFor(
+              learner,
+              "--cluster-endpoints=" + cluster.clientUrls(),
+              "--peer-urls=" + learner.peerUrl())) {
+        Poll.until(
+            "the unstarted learner to be reported NotStarted",
+            Duration.ofSeconds(15),
+            () -> agent.get("/readyz/voter").body().contains("NotStarted"));
+        assertThat(agent.get("/readyz/serving").status()).isEqualTo(503);
+        assertThat(agent.get("/status").body()).contains("\"state\":\"NotStarted\"");
+
+        cluster.startJoined(learner);
+        Poll.until(
+            "the started learner to be reported Learner",
+            Duration.ofSeconds(30),
+            () -> agent.get("/status").body().contains("\"state\":\"Learner\""));
+        Http.Answer readyz = agent.get("/readyz?verbose");
+        assertThat(readyz.status()).isEqualTo(503);
+        assertThat(readyz.body())
+            .contains("[+]serving ok", "[-]voter failed: not a started voting member: Learner");
+        assertThat(agent.get("/readyz/voter").status()).isEqualTo(503);
+        assertThat(agent.get("/readyz?exclude=voter").status())
+            .as("a learner in sync passes every other check")
+            .isEqualTo(200);
+        assertThat(agent.get("/metrics").body()).contains("etcd_member_agent_is_learner 1.0");
+      }
+    }
+  }
+
+  @ParameterizedTest(name = "etcd {0}")
+  @MethodSource("versions")
+  void killingTheLocalMemberTurnsReadinessOffWithinPollPlusTimeout(String version) {
+    try (EtcdCluster cluster = EtcdCluster.start(version, 3);
+        InProcessAgent agent = agentFor(cluster.member(0))) {
+      Poll.until("/readyz 200", Duration.ofSeconds(15), () -> agent.get("/readyz").status() == 200);
+      cluster.member(0).kill();
+      Duration took =
+          Poll.until(
+              "/readyz 503 after kill",
+              POLL.plus(TIMEOUT).plus(SLACK),
+              () -> agent.get("/readyz").status() == 503);
+      System.out.printf("etcd %s: kill -> /readyz 503 in %d ms%n", version, took.toMillis());
+      assertThat(agent.get("/readyz/serving").body()).contains("not listening");
+      assertThat(agent.get("/livez").status()).isEqualTo(200);
+
+      cluster.member(0).restart();
+      Poll.until(
+          "/readyz 200 after restart",
+          Duration.ofSeconds(30),
+          () -> agent.get("/readyz").status() == 200);
+    }
+  }
+
+  @ParameterizedTest(name = "etcd {0}")
+  @MethodSource("versions")
+  void aHungLocalMemberNeverBlocksReadyz(String version) {
+    try (EtcdCluster cluster = EtcdCluster.start(version, 3);
+        InProcessAgent agent = agentFor(cluster.member(2))) {
+      Poll.until("/readyz 200", Duration.ofSeconds(15), () -> agent.get("/readyz").status() == 200);
+      cluster.member(2).pause();
+      long slowest = 0;
+      long start = System.nanoTime();
+      int status = 200;
+      while (status == 200
+          && System.nanoTime() - start < POLL.plus(TIMEOUT).plus(SLACK).toNanos()) {
+        long before = System.nanoTime();
+        status = agent.get("/readyz").status();
+        slowest = Math.max(slowest, System.nanoTime() - before);
+      }
+      long took = (System.nanoTime() - start) / 1_000_000;
+      System.out.printf(
+          "etcd %s: SIGSTOP -> /readyz 503 in %d ms, slowest answer %d ms%n",
+          version, took, slowest / 1_000_000);
+      assertThat(status).as("/readyz after SIGSTOP within poll + timeout").isEqualTo(503);
+      assertThat(slowest).as("/readyz never waits on etcd").isLessThan(TIMEOUT.toNanos());
+      assertThat(agent.get("/readyz/serving").body()).contains("no answer within 1000ms");
+
+      cluster.member(2).resume();
+      Poll.until(
+          "/readyz 200 after SIGCONT",
+          Duration.ofSeconds(30),
+          () -> agent.get("/readyz").status() == 200);
+    }
+  }
+
+  @ParameterizedTest(name = "etcd {0}")
+  @MethodSource("versions")
+  void aMinorityMemberReportsNoLeaderUntilReElection(String version) {
+    try (EtcdCluster cluster = EtcdCluster.start(version, 3)) {
+      EtcdMember leader = cluster.leader().orElseThrow();
+      EtcdMember watched =
+          cluster.members().stream().filter(m -> m != leader).findFirst().orElseThrow();
+      EtcdMember other =
+          cluster.members().stream()
+              .filter(m -> m != leader && m != watched)
+              .findFirst()
+              .orElseThrow();
+      try (InProcessAgent agent = agentFor(watched)) {
+        Poll.until(
+            "/readyz 200", Duration.ofSeconds(15), () -> agent.get("/readyz").status() == 200);
+        leader.pause();
+        other.pause();
+        Poll.until(
+            "leader check failing on the minority member",
+            Duration.ofSeconds(15),
+            () -> agent.get("/readyz/leader").body().contains("[-]leader failed"));
+        assertThat(agent.get("/readyz").status()).isEqualTo(503);
+        assertThat(agent.get("/status").body()).contains("\"state\":\"Voter\"");
+
+        leader.resume();
+        other.resume();
+        Poll.until(
+            "leader check passing after re-election",
+            Duration.ofSeconds(30),
+            () -> agent.get("/readyz/leader").status() == 200);
+        Poll.until(
+            "/readyz 200", Duration.ofSeconds(15), () -> agent.get("/readyz").status() == 200);
+      }
+    }
+  }
+}

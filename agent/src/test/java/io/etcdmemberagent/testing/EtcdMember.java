@@ -1,0 +1,144 @@
+package io.etcdmemberagent.testing;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/** One real etcd process of a test cluster, with its ports and data dir. */
+public final class EtcdMember {
+  private final Path binary;
+  private final String name;
+  private final int clientPort;
+  private final int peerPort;
+  private final Path dataDir;
+  private final Path logFile;
+  private Process process;
+  private List<String> lastArgs = List.of();
+
+  EtcdMember(Path binary, String name, Path baseDir) {
+    this.binary = binary;
+    this.name = name;
+    this.clientPort = FreePorts.next();
+    this.peerPort = FreePorts.next();
+    this.dataDir = baseDir.resolve(name + ".etcd");
+    this.logFile = baseDir.resolve(name + ".log");
+  }
+
+  public String name() {
+    return name;
+  }
+
+  public String clientUrl() {
+    return "http://127.0.0.1:" + clientPort;
+  }
+
+  public String peerUrl() {
+    return "http://127.0.0.1:" + peerPort;
+  }
+
+  public Path dataDir() {
+    return dataDir;
+  }
+
+  public Path logFile() {
+    return logFile;
+  }
+
+  public boolean running() {
+    return process != null && process.isAlive();
+  }
+
+  void start(String initialCluster, String state, String token) {
+    List<String> args = new ArrayList<>();
+    args.add(binary.toString());
+    args.addAll(
+        List.of(
+            "--name",
+            name,
+            "--data-dir",
+            dataDir.toString(),
+            "--listen-client-urls",
+            clientUrl(),
+            "--advertise-client-urls",
+            clientUrl(),
+            "--listen-peer-urls",
+            peerUrl(),
+            "--initial-advertise-peer-urls",
+            peerUrl(),
+            "--initial-cluster",
+            initialCluster,
+            "--initial-cluster-state",
+            state,
+            "--initial-cluster-token",
+            token,
+            "--heartbeat-interval",
+            "100",
+            "--election-timeout",
+            "1000",
+            "--logger",
+            "zap"));
+    lastArgs = args;
+    launch();
+  }
+
+  private void launch() {
+    try {
+      process =
+          new ProcessBuilder(lastArgs)
+              .redirectErrorStream(true)
+              .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()))
+              .start();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot start etcd " + name, e);
+    }
+  }
+
+  /** Starts the process again with the arguments it last ran with (its data dir is kept). */
+  public void restart() {
+    if (running()) {
+      throw new IllegalStateException(name + " is still running");
+    }
+    launch();
+  }
+
+  /** SIGSTOP: the process hangs; its ports still accept connections. */
+  public void pause() {
+    signal("STOP");
+  }
+
+  /** SIGCONT. */
+  public void resume() {
+    signal("CONT");
+  }
+
+  /** SIGKILL, and wait until the process is gone. */
+  public void kill() {
+    if (process == null) {
+      return;
+    }
+    signal("CONT");
+    process.destroyForcibly();
+    try {
+      process.waitFor(10, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private void signal(String signal) {
+    if (process == null || !process.isAlive()) {
+      return;
+    }
+    try {
+      Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).start();
+      kill.waitFor(5, TimeUnit.SECONDS);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -1,0 +1,79 @@
+package io.etcdmemberagent.testing;
+
+import com.google.protobuf.ByteString;
+import io.etcd.jetcd.api.ClusterGrpc;
+import io.etcd.jetcd.api.KVGrpc;
+import io.etcd.jetcd.api.MaintenanceGrpc;
+import io.etcd.jetcd.api.Member;
+import io.etcd.jetcd.api.MemberAddRequest;
+import io.etcd.jetcd.api.MemberListRequest;
+import io.etcd.jetcd.api.MemberPromoteRequest;
+import io.etcd.jetcd.api.PutRequest;
+import io.etcd.jetcd.api.StatusRequest;
+import io.etcd.jetcd.api.StatusResponse;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.NettyChannelBuilder;
+import java.net.URI;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/** A plain gRPC client for tests: ground truth about the cluster, loads, membership changes. */
+public final class EtcdTestClient implements AutoCloseable {
+
+  private final Map<String, ManagedChannel> channels = new ConcurrentHashMap<>();
+
+  private ManagedChannel channel(String endpoint) {
+    return channels.computeIfAbsent(
+        endpoint,
+        e -> {
+          URI uri = URI.create(e);
+          return NettyChannelBuilder.forAddress(uri.getHost(), uri.getPort())
+              .usePlaintext()
+              .build();
+        });
+  }
+
+  public StatusResponse status(String endpoint) {
+    return MaintenanceGrpc.newBlockingStub(channel(endpoint))
+        .withDeadlineAfter(2, TimeUnit.SECONDS)
+        .status(StatusRequest.getDefaultInstance());
+  }
+
+  public List<Member> members(String endpoint) {
+    return ClusterGrpc.newBlockingStub(channel(endpoint))
+        .withDeadlineAfter(5, TimeUnit.SECONDS)
+        .memberList(MemberListRequest.getDefaultInstance())
+        .getMembersList();
+  }
+
+  public long addMember(String endpoint, String peerUrl, boolean learner) {
+    return ClusterGrpc.newBlockingStub(channel(endpoint))
+        .withDeadlineAfter(5, TimeUnit.SECONDS)
+        .memberAdd(MemberAddRequest.newBuilder().addPeerURLs(peerUrl).setIsLearner(learner).build())
+        .getMember()
+        .getID();
+  }
+
+  public void promote(String endpoint, long memberId) {
+    ClusterGrpc.newBlockingStub(channel(endpoint))
+        .withDeadlineAfter(5, TimeUnit.SECONDS)
+        .memberPromote(MemberPromoteRequest.newBuilder().setID(memberId).build());
+  }
+
+  public void put(String endpoint, String key, byte[] value) {
+    KVGrpc.newBlockingStub(channel(endpoint))
+        .withDeadlineAfter(10, TimeUnit.SECONDS)
+        .put(
+            PutRequest.newBuilder()
+                .setKey(ByteString.copyFromUtf8(key))
+                .setValue(ByteString.copyFrom(value))
+                .build());
+  }
+
+  @Override
+  public void close() {
+    channels.values().forEach(ManagedChannel::shutdownNow);
+  }
+}
