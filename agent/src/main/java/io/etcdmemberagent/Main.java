@@ -20,10 +20,7 @@ public final class Main {
   private Main() {}
 
   public static void main(String[] args) {
-    int code = execute(Arrays.asList(args), System.getenv());
-    if (code != OK) {
-      System.exit(code);
-    }
+    System.exit(execute(Arrays.asList(args), System.getenv()));
   }
 
   static int execute(List<String> args, Map<String, String> env) {

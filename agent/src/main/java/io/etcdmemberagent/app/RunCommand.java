@@ -39,11 +39,22 @@ public final class RunCommand {
     this.config = config;
   }
 
-  /** Starts everything and blocks until {@link #stop()} (the SIGTERM hook) has finished. */
+  /**
+   * Starts everything and blocks until SIGTERM or SIGINT has stopped it: readiness turns false
+   * first, then everything closes and this returns, so the process exits with status 0.
+   */
   public void runUntilStopped() throws StartupException, InterruptedException {
     start();
-    Runtime.getRuntime().addShutdownHook(new Thread(this::stop, "shutdown"));
+    for (String name : new String[] {"TERM", "INT"}) {
+      sun.misc.Signal.handle(new sun.misc.Signal(name), signal -> stopAsync(signal.getName()));
+    }
     stopped.await();
+  }
+
+  private void stopAsync(String signal) {
+    EventLog.info("signal", "name", "SIG" + signal);
+    Thread stopper = new Thread(this::stop, "shutdown");
+    stopper.start();
   }
 
   void start() throws StartupException {
@@ -139,7 +150,7 @@ public final class RunCommand {
   }
 
   /** Readiness turns false first, then the loop, HTTP and etcd channels close. */
-  void stop() {
+  synchronized void stop() {
     if (stopped.getCount() == 0) {
       return;
     }

@@ -24,7 +24,7 @@ public final class MemberEvaluator {
 
     List<Check> checks = new ArrayList<>();
     checks.add(serving(snapshot.local(), state));
-    checks.add(member(snapshot.membership(), state));
+    checks.add(member(snapshot.membership(), entry, state));
     checks.add(voter(state));
     checks.add(leader(status));
     checks.add(inSync(status, snapshot.leader(), lag));
@@ -67,13 +67,21 @@ public final class MemberEvaluator {
     if (entry.isPresent() && !entry.get().started()) {
       return MemberState.NOT_STARTED;
     }
+    // A silent member the list shows as a started learner is still a learner. A silent voter
+    // stays Unknown: the voter check passes only on the local member's own word.
+    if (entry.isPresent() && entry.get().learner()) {
+      return MemberState.LEARNER;
+    }
     return MemberState.UNKNOWN;
   }
 
   private static String stateDetail(MemberState state, LocalObservation local) {
     return switch (state) {
       case VOTER -> "a started voting member";
-      case LEARNER -> "a started learner (non-voting)";
+      case LEARNER ->
+          local instanceof LocalObservation.Answered
+              ? "a started learner (non-voting)"
+              : "the member list shows a started learner; the local member did not answer";
       case NOT_STARTED ->
           local instanceof LocalObservation.TimedOut
               ? "a learner that is catching up: its client port accepts but does not serve yet"
@@ -109,18 +117,22 @@ public final class MemberEvaluator {
     return Check.fail(name, "Error", "the local member's answer failed: " + local.detail());
   }
 
-  private static Check member(Membership membership, MemberState state) {
+  private static Check member(
+      Membership membership, Optional<MemberInfo> entry, MemberState state) {
     String name = CheckNames.MEMBER;
     if (membership instanceof Membership.Unknown u) {
       return Check.fail(
           name, "MembershipUnknown", "the member list could not be read: " + u.reason());
     }
-    return switch (state) {
-      case NOT_A_MEMBER -> Check.fail(name, "NotAMember", "this member is not in the member list");
-      case UNKNOWN ->
-          Check.fail(name, "Unknown", "this member cannot be identified while it does not answer");
-      default -> Check.pass(name, "Member", "this member is in the member list");
-    };
+    if (entry.isPresent()) {
+      return Check.pass(
+          name,
+          "Member",
+          "member " + Long.toHexString(entry.get().id()) + " is in the member list");
+    }
+    return state == MemberState.NOT_A_MEMBER
+        ? Check.fail(name, "NotAMember", "this member is not in the member list")
+        : Check.fail(name, "Unknown", "this member cannot be identified while it does not answer");
   }
 
   private static Check voter(MemberState state) {

@@ -13,6 +13,7 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLException;
 
@@ -41,15 +42,33 @@ final class EtcdChannels implements AutoCloseable {
   }
 
   /**
-   * The channel for an endpoint. A channel that failed to connect waits out gRPC's reconnect
-   * backoff (up to minutes); the agent polls on its own schedule, so it asks for a fresh attempt.
+   * The channel for an endpoint, with a fresh connection attempt when the last one failed. gRPC
+   * would otherwise wait out its reconnect backoff (up to minutes) and fail every call at once with
+   * the old error; the agent polls on its own schedule and wants the truth now. Waits at most until
+   * {@code deadlineNanos} (a {@link System#nanoTime()} value) for that attempt.
    */
-  ManagedChannel forEndpoint(String endpoint) {
+  ManagedChannel forEndpoint(String endpoint, long deadlineNanos) {
     ManagedChannel channel = channels.computeIfAbsent(endpoint, this::open);
     if (channel.getState(false) == ConnectivityState.TRANSIENT_FAILURE) {
       channel.resetConnectBackoff();
+      awaitLeaving(channel, ConnectivityState.TRANSIENT_FAILURE, deadlineNanos);
+      awaitLeaving(channel, ConnectivityState.CONNECTING, deadlineNanos);
     }
     return channel;
+  }
+
+  private static void awaitLeaving(
+      ManagedChannel channel, ConnectivityState state, long deadlineNanos) {
+    if (channel.getState(false) != state) {
+      return;
+    }
+    CountDownLatch changed = new CountDownLatch(1);
+    channel.notifyWhenStateChanged(state, changed::countDown);
+    try {
+      changed.await(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   private ManagedChannel open(String endpoint) {

@@ -37,9 +37,10 @@ public final class GrpcEtcdGateway implements EtcdGateway {
   @Override
   public LocalObservation status(String endpoint) {
     try {
+      long deadline = System.nanoTime() + timeout.toNanos();
       StatusResponse r =
-          MaintenanceGrpc.newBlockingStub(channels.forEndpoint(endpoint))
-              .withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
+          MaintenanceGrpc.newBlockingStub(channels.forEndpoint(endpoint, deadline))
+              .withDeadlineAfter(remaining(deadline), TimeUnit.NANOSECONDS)
               .status(StatusRequest.getDefaultInstance());
       return new LocalObservation.Answered(
           new LocalStatus(
@@ -63,9 +64,10 @@ public final class GrpcEtcdGateway implements EtcdGateway {
   @Override
   public Membership memberList(String endpoint) {
     try {
+      long deadline = System.nanoTime() + timeout.toNanos();
       MemberListResponse r =
-          ClusterGrpc.newBlockingStub(channels.forEndpoint(endpoint))
-              .withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
+          ClusterGrpc.newBlockingStub(channels.forEndpoint(endpoint, deadline))
+              .withDeadlineAfter(remaining(deadline), TimeUnit.NANOSECONDS)
               .memberList(MemberListRequest.getDefaultInstance());
       List<MemberInfo> members = r.getMembersList().stream().map(GrpcEtcdGateway::member).toList();
       return new Membership.Known(members, endpoint);
@@ -74,6 +76,11 @@ public final class GrpcEtcdGateway implements EtcdGateway {
     } catch (RuntimeException e) {
       return new Membership.Unknown(endpoint + ": " + e);
     }
+  }
+
+  /** At least a millisecond, so a spent budget still gives a call that fails as a timeout. */
+  private static long remaining(long deadlineNanos) {
+    return Math.max(1_000_000L, deadlineNanos - System.nanoTime());
   }
 
   private static MemberInfo member(Member m) {

@@ -79,7 +79,9 @@ class ObserveMemberIT {
         Poll.until(
             "the started learner to be reported Learner",
             Duration.ofSeconds(30),
-            () -> agent.get("/status").body().contains("\"state\":\"Learner\""));
+            () ->
+                agent.get("/status").body().contains("\"state\":\"Learner\"")
+                    && agent.get("/readyz/serving").status() == 200);
         Http.Answer readyz = agent.get("/readyz?verbose");
         assertThat(readyz.status()).isEqualTo(503);
         assertThat(readyz.body())

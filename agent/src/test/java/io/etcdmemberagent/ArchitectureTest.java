@@ -1,0 +1,97 @@
+package io.etcdmemberagent;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import org.junit.jupiter.api.Test;
+
+/** The layering rule of DESIGN.md §5, as a build check. */
+class ArchitectureTest {
+
+  static final JavaClasses CLASSES =
+      new ClassFileImporter()
+          .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+          .importPackages("io.etcdmemberagent");
+
+  static final String[] ADAPTERS = {"etcd", "http", "metrics", "config"};
+
+  @Test
+  void theCoreUsesNoLibraryAndNoIo() {
+    classes()
+        .that()
+        .resideInAPackage("io.etcdmemberagent.core..")
+        .should()
+        .onlyDependOnClassesThat()
+        .resideInAnyPackage(
+            "io.etcdmemberagent.core..", "java.lang..", "java.util..", "java.time..")
+        .check(CLASSES);
+  }
+
+  @Test
+  void theSharedSupportCodeUsesOnlyTheJdkBasics() {
+    classes()
+        .that()
+        .resideInAPackage("io.etcdmemberagent.support..")
+        .should()
+        .onlyDependOnClassesThat()
+        .resideInAnyPackage("io.etcdmemberagent.support..", "java.lang..", "java.util..")
+        .check(CLASSES);
+  }
+
+  @Test
+  void noAdapterImportsAnother() {
+    for (String adapter : ADAPTERS) {
+      for (String other : ADAPTERS) {
+        if (!adapter.equals(other)) {
+          noClasses()
+              .that()
+              .resideInAPackage("io.etcdmemberagent." + adapter + "..")
+              .should()
+              .dependOnClassesThat()
+              .resideInAPackage("io.etcdmemberagent." + other + "..")
+              .check(CLASSES);
+        }
+      }
+      noClasses()
+          .that()
+          .resideInAPackage("io.etcdmemberagent." + adapter + "..")
+          .should()
+          .dependOnClassesThat()
+          .resideInAPackage("io.etcdmemberagent.app..")
+          .check(CLASSES);
+    }
+  }
+
+  @Test
+  void eachLibraryStaysInItsAdapter() {
+    libraryOnlyIn("io.etcd..", "etcd");
+    libraryOnlyIn("io.grpc..", "etcd");
+    libraryOnlyIn("io.netty..", "etcd");
+    libraryOnlyIn("io.javalin..", "http");
+    libraryOnlyIn("io.micrometer..", "metrics");
+    libraryOnlyIn("io.kubernetes..", "kube");
+  }
+
+  private static void libraryOnlyIn(String library, String adapter) {
+    noClasses()
+        .that()
+        .resideOutsideOfPackage("io.etcdmemberagent." + adapter + "..")
+        .should()
+        .dependOnClassesThat()
+        .resideInAPackage(library)
+        .check(CLASSES);
+  }
+
+  @Test
+  void onlyMainExitsTheProcess() {
+    noClasses()
+        .that()
+        .doNotHaveFullyQualifiedName("io.etcdmemberagent.Main")
+        .should()
+        .callMethod(System.class, "exit", int.class)
+        .check(CLASSES);
+  }
+}

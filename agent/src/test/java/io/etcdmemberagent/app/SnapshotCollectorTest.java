@@ -1,0 +1,154 @@
+package io.etcdmemberagent.app;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.etcdmemberagent.core.EtcdGateway;
+import io.etcdmemberagent.core.LeaderObservation;
+import io.etcdmemberagent.core.LocalObservation;
+import io.etcdmemberagent.core.LocalStatus;
+import io.etcdmemberagent.core.MemberInfo;
+import io.etcdmemberagent.core.MemberSnapshot;
+import io.etcdmemberagent.core.Membership;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class SnapshotCollectorTest {
+
+  static final String LOCAL = "http://a:2379";
+  static final String B = "http://b:2379";
+  static final String C = "http://c:2379";
+  static final Clock CLOCK = Clock.fixed(Instant.parse("2026-12-02T10:00:00Z"), ZoneOffset.UTC);
+
+  /** Answers from tables and records every call, in order. */
+  static final class FakeEtcd implements EtcdGateway {
+    final Map<String, LocalObservation> statuses = new HashMap<>();
+    final Map<String, Membership> lists = new HashMap<>();
+    final List<String> calls = new ArrayList<>();
+
+    @Override
+    public LocalObservation status(String endpoint) {
+      calls.add("status " + endpoint);
+      return statuses.getOrDefault(endpoint, new LocalObservation.Refused(endpoint));
+    }
+
+    @Override
+    public Membership memberList(String endpoint) {
+      calls.add("list " + endpoint);
+      return lists.getOrDefault(endpoint, new Membership.Unknown(endpoint + " down"));
+    }
+
+    @Override
+    public void close() {}
+  }
+
+  static LocalObservation status(long self, long leader, long raftIndex, boolean learner) {
+    return new LocalObservation.Answered(
+        new LocalStatus(
+            self, leader, raftIndex, raftIndex - 1, 2, 1, 1, learner, "3.5.30", List.of()));
+  }
+
+  static Membership cluster(boolean aIsLearner) {
+    return new Membership.Known(
+        List.of(
+            new MemberInfo(1, "a", List.of("http://a:2380"), List.of(LOCAL), aIsLearner),
+            new MemberInfo(2, "b", List.of("http://b:2380"), List.of(B), false),
+            new MemberInfo(3, "c", List.of("http://c:2380"), List.of(C), false)),
+        B);
+  }
+
+  @Test
+  void aFollowerMakesThreeCallsAndAsksItselfForTheList() {
+    FakeEtcd etcd = new FakeEtcd();
+    etcd.statuses.put(LOCAL, status(1, 2, 100, false));
+    etcd.statuses.put(B, status(2, 2, 120, false));
+    etcd.lists.put(LOCAL, cluster(false));
+    SnapshotCollector collector = new SnapshotCollector(etcd, CLOCK, LOCAL, List.of(), List.of());
+
+    MemberSnapshot s = collector.collect();
+
+    assertThat(etcd.calls).containsExactly("status " + LOCAL, "list " + LOCAL, "status " + B);
+    assertThat(s.leader()).isEqualTo(new LeaderObservation.Answered(2, 120));
+    assertThat(s.rememberedMemberId()).isEqualTo(1);
+  }
+
+  @Test
+  void theLeaderMakesTwoCalls() {
+    FakeEtcd etcd = new FakeEtcd();
+    etcd.statuses.put(LOCAL, status(1, 1, 100, false));
+    etcd.lists.put(LOCAL, cluster(false));
+    SnapshotCollector collector = new SnapshotCollector(etcd, CLOCK, LOCAL, List.of(), List.of());
+
+    MemberSnapshot s = collector.collect();
+
+    assertThat(etcd.calls).containsExactly("status " + LOCAL, "list " + LOCAL);
+    assertThat(s.leader()).isEqualTo(new LeaderObservation.Answered(1, 100));
+  }
+
+  @Test
+  void aLearnerNeverSendsMembershipCallsToItself() {
+    FakeEtcd etcd = new FakeEtcd();
+    etcd.statuses.put(LOCAL, status(1, 2, 100, true));
+    etcd.statuses.put(B, status(2, 2, 150, false));
+    etcd.lists.put(C, cluster(true));
+    SnapshotCollector collector =
+        new SnapshotCollector(etcd, CLOCK, LOCAL, List.of(C, LOCAL), List.of("http://a:2380"));
+
+    collector.collect();
+    collector.collect();
+
+    assertThat(etcd.calls).doesNotContain("list " + LOCAL);
+    assertThat(etcd.calls)
+        .containsExactly(
+            "status " + LOCAL,
+            "list " + C,
+            "status " + B,
+            "status " + LOCAL,
+            "list " + C,
+            "status " + B);
+  }
+
+  @Test
+  void aDownLocalMemberFallsBackToTheOtherVotersItKnows() {
+    FakeEtcd etcd = new FakeEtcd();
+    etcd.statuses.put(LOCAL, status(1, 2, 100, false));
+    etcd.lists.put(LOCAL, cluster(false));
+    etcd.lists.put(B, cluster(false));
+    SnapshotCollector collector = new SnapshotCollector(etcd, CLOCK, LOCAL, List.of(), List.of());
+    collector.collect();
+    etcd.statuses.put(LOCAL, new LocalObservation.TimedOut("hung"));
+    etcd.calls.clear();
+
+    MemberSnapshot s = collector.collect();
+
+    assertThat(etcd.calls).containsExactly("status " + LOCAL, "list " + B);
+    assertThat(s.membership()).isInstanceOf(Membership.Known.class);
+    assertThat(s.rememberedMemberId()).isEqualTo(1);
+  }
+
+  @Test
+  void memberListAttemptsAreBounded() {
+    FakeEtcd etcd = new FakeEtcd();
+    etcd.statuses.put(LOCAL, status(1, 2, 100, true));
+    SnapshotCollector collector =
+        new SnapshotCollector(
+            etcd,
+            CLOCK,
+            LOCAL,
+            List.of("http://v1:1", "http://v2:1", "http://v3:1", "http://v4:1"),
+            List.of());
+
+    MemberSnapshot s = collector.collect();
+
+    assertThat(etcd.calls.stream().filter(c -> c.startsWith("list")))
+        .hasSize(SnapshotCollector.MAX_MEMBER_LIST_ATTEMPTS);
+    assertThat(((Membership.Unknown) s.membership()).reason())
+        .contains("v1", "v3")
+        .doesNotContain("v4");
+  }
+}

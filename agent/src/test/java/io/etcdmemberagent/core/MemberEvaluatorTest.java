@@ -1,0 +1,266 @@
+package io.etcdmemberagent.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+class MemberEvaluatorTest {
+
+  static final long SELF = 0xa1;
+  static final long LEADER = 0xb2;
+  static final long OTHER = 0xc3;
+  static final String PEER = "http://10.0.0.1:2380";
+  static final Instant NOW = Instant.parse("2026-12-02T10:00:00Z");
+  static final MemberEvaluator EVALUATOR = new MemberEvaluator(new ReadinessPolicy(100));
+
+  static LocalStatus status(boolean learner, long leader, long applied, String... errors) {
+    return new LocalStatus(
+        SELF, leader, applied, applied, 3, 4096, 2048, learner, "3.5.30", List.of(errors));
+  }
+
+  static MemberInfo self(boolean learner, boolean started) {
+    return new MemberInfo(
+        SELF,
+        started ? "self" : "",
+        List.of(PEER),
+        started ? List.of("http://10.0.0.1:2379") : List.of(),
+        learner);
+  }
+
+  static Membership members(MemberInfo... own) {
+    List<MemberInfo> list = new ArrayList<>(List.of(own));
+    list.add(
+        new MemberInfo(
+            LEADER,
+            "leader",
+            List.of("http://10.0.0.2:2380"),
+            List.of("http://10.0.0.2:2379"),
+            false));
+    list.add(
+        new MemberInfo(
+            OTHER,
+            "other",
+            List.of("http://10.0.0.3:2380"),
+            List.of("http://10.0.0.3:2379"),
+            false));
+    return new Membership.Known(list, "http://10.0.0.2:2379");
+  }
+
+  static MemberSnapshot snapshot(
+      LocalObservation local, Membership membership, LeaderObservation leader) {
+    return new MemberSnapshot(NOW, local, membership, leader, List.of(PEER), 0);
+  }
+
+  static LocalObservation answered(LocalStatus s) {
+    return new LocalObservation.Answered(s);
+  }
+
+  static LeaderObservation leaderAt(long index) {
+    return new LeaderObservation.Answered(LEADER, index);
+  }
+
+  static final LeaderObservation NO_LEADER = new LeaderObservation.Unavailable("no leader");
+  static final LocalObservation REFUSED = new LocalObservation.Refused("connection refused");
+  static final LocalObservation TIMED_OUT =
+      new LocalObservation.TimedOut("no answer within 1000ms");
+
+  /** state, then each check as pass (+reason) or fail (-reason), in CheckNames.ALL order. */
+  static Stream<Arguments> cases() {
+    return Stream.of(
+        Arguments.of(
+            "voter in sync",
+            snapshot(
+                answered(status(false, LEADER, 1000)), members(self(false, true)), leaderAt(1050)),
+            MemberState.VOTER,
+            "+Serving +Member +Voter +LeaderKnown +InSync +NoAlarm"),
+        Arguments.of(
+            "voter that leads",
+            snapshot(
+                answered(new LocalStatus(SELF, SELF, 10, 10, 2, 1, 1, false, "3.5.30", List.of())),
+                members(self(false, true)),
+                new LeaderObservation.Answered(SELF, 10)),
+            MemberState.VOTER,
+            "+Serving +Member +Voter +LeaderKnown +InSync +NoAlarm"),
+        Arguments.of(
+            "voter lagging",
+            snapshot(
+                answered(status(false, LEADER, 1000)), members(self(false, true)), leaderAt(1101)),
+            MemberState.VOTER,
+            "+Serving +Member +Voter +LeaderKnown -Lagging +NoAlarm"),
+        Arguments.of(
+            "learner in sync",
+            snapshot(
+                answered(status(true, LEADER, 1000)), members(self(true, true)), leaderAt(1100)),
+            MemberState.LEARNER,
+            "+Serving +Member -Learner +LeaderKnown +InSync +NoAlarm"),
+        Arguments.of(
+            "learner catching up (serving, lagging)",
+            snapshot(
+                answered(status(true, LEADER, 10)), members(self(true, true)), leaderAt(50_000)),
+            MemberState.LEARNER,
+            "+Serving +Member -Learner +LeaderKnown -Lagging +NoAlarm"),
+        Arguments.of(
+            "learner added, process not running",
+            snapshot(REFUSED, members(self(true, false)), NO_LEADER),
+            MemberState.NOT_STARTED,
+            "-NotStarted +Member -NotStarted -Unknown -Unknown -Unknown"),
+        Arguments.of(
+            "learner receiving its snapshot (port accepts, does not serve)",
+            snapshot(TIMED_OUT, members(self(true, false)), NO_LEADER),
+            MemberState.NOT_STARTED,
+            "-CatchingUp +Member -NotStarted -Unknown -Unknown -Unknown"),
+        Arguments.of(
+            "started learner, local silent (publish applied by the leader first)",
+            snapshot(REFUSED, members(self(true, true)), NO_LEADER),
+            MemberState.LEARNER,
+            "-Unreachable +Member -Learner -Unknown -Unknown -Unknown"),
+        Arguments.of(
+            "no leader",
+            snapshot(
+                answered(status(false, 0, 1000, "etcdserver: no leader")),
+                members(self(false, true)),
+                NO_LEADER),
+            MemberState.VOTER,
+            "+Serving +Member +Voter -NoLeader -LeaderUnknown +NoAlarm"),
+        Arguments.of(
+            "local down, started voter",
+            snapshot(REFUSED, members(self(false, true)), NO_LEADER),
+            MemberState.UNKNOWN,
+            "-Unreachable +Member -Unknown -Unknown -Unknown -Unknown"),
+        Arguments.of(
+            "local hung, started voter",
+            snapshot(TIMED_OUT, members(self(false, true)), NO_LEADER),
+            MemberState.UNKNOWN,
+            "-Timeout +Member -Unknown -Unknown -Unknown -Unknown"),
+        Arguments.of(
+            "local answers garbage",
+            snapshot(
+                new LocalObservation.Failed("UNIMPLEMENTED"),
+                members(self(false, true)),
+                NO_LEADER),
+            MemberState.UNKNOWN,
+            "-Error +Member -Unknown -Unknown -Unknown -Unknown"),
+        Arguments.of(
+            "removed from the cluster",
+            snapshot(answered(status(false, LEADER, 1000)), members(), leaderAt(1000)),
+            MemberState.NOT_A_MEMBER,
+            "+Serving -NotAMember -NotAMember +LeaderKnown +InSync +NoAlarm"),
+        Arguments.of(
+            "member list unreadable",
+            snapshot(
+                answered(status(false, LEADER, 1000)),
+                new Membership.Unknown("timeout"),
+                leaderAt(1000)),
+            MemberState.VOTER,
+            "+Serving -MembershipUnknown +Voter +LeaderKnown +InSync +NoAlarm"),
+        Arguments.of(
+            "leader did not answer",
+            snapshot(
+                answered(status(false, LEADER, 1000)),
+                members(self(false, true)),
+                new LeaderObservation.Unavailable("leader did not answer")),
+            MemberState.VOTER,
+            "+Serving +Member +Voter +LeaderKnown -LeaderUnknown +NoAlarm"),
+        Arguments.of(
+            "NOSPACE on this member",
+            snapshot(
+                answered(status(false, LEADER, 1000, "memberID:161 alarm:NOSPACE ")),
+                members(self(false, true)),
+                leaderAt(1000)),
+            MemberState.VOTER,
+            "+Serving +Member +Voter +LeaderKnown +InSync -NoSpace"),
+        Arguments.of(
+            "CORRUPT on this member",
+            snapshot(
+                answered(status(false, LEADER, 1000, "memberID:161 alarm:CORRUPT ")),
+                members(self(false, true)),
+                leaderAt(1000)),
+            MemberState.VOTER,
+            "+Serving +Member +Voter +LeaderKnown +InSync -Corrupt"),
+        Arguments.of(
+            "alarm on another member only",
+            snapshot(
+                answered(status(false, LEADER, 1000, "memberID:195 alarm:NOSPACE ")),
+                members(self(false, true)),
+                leaderAt(1000)),
+            MemberState.VOTER,
+            "+Serving +Member +Voter +LeaderKnown +InSync +NoAlarm"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("cases")
+  void decidesEveryCheck(String name, MemberSnapshot snapshot, MemberState state, String expected) {
+    Verdict verdict = EVALUATOR.evaluate(snapshot);
+
+    assertThat(verdict.state()).isEqualTo(state);
+    assertThat(verdict.checks()).extracting(Check::name).containsExactlyElementsOf(CheckNames.ALL);
+    String actual =
+        verdict.checks().stream()
+            .map(c -> (c.passed() ? "+" : "-") + c.reason())
+            .collect(Collectors.joining(" "));
+    assertThat(actual).isEqualTo(expected);
+    assertThat(verdict.ready()).isEqualTo(!expected.contains("-"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("cases")
+  void neverReadyUnlessAStartedVoterAnsweredWithALeader(
+      String name, MemberSnapshot snapshot, MemberState state, String expected) {
+    Verdict verdict = EVALUATOR.evaluate(snapshot);
+    if (verdict.ready()) {
+      assertThat(snapshot.local()).isInstanceOf(LocalObservation.Answered.class);
+      LocalStatus s = ((LocalObservation.Answered) snapshot.local()).status();
+      assertThat(s.learner()).isFalse();
+      assertThat(s.hasLeader()).isTrue();
+      assertThat(verdict.state()).isEqualTo(MemberState.VOTER);
+    }
+  }
+
+  @org.junit.jupiter.api.Test
+  void lagMessageNamesBothNumbers() {
+    Verdict verdict =
+        EVALUATOR.evaluate(
+            snapshot(
+                answered(status(false, LEADER, 1000)),
+                members(self(false, true)),
+                leaderAt(49_210)));
+    assertThat(verdict.check(CheckNames.IN_SYNC).orElseThrow().message())
+        .isEqualTo("lag 48210 > 100");
+    assertThat(verdict.lag()).hasValue(48_210);
+  }
+
+  @org.junit.jupiter.api.Test
+  void aRememberedIdFindsTheMemberWhileItDoesNotAnswer() {
+    MemberSnapshot s =
+        new MemberSnapshot(NOW, REFUSED, members(self(false, true)), NO_LEADER, List.of(), SELF);
+    Verdict verdict = EVALUATOR.evaluate(s);
+    assertThat(verdict.memberId()).isEqualTo(SELF);
+    assertThat(verdict.check(CheckNames.MEMBER).orElseThrow().passed()).isTrue();
+  }
+
+  @org.junit.jupiter.api.Test
+  void conditionsFollowTheChecks() {
+    Verdict learner =
+        EVALUATOR.evaluate(
+            snapshot(
+                answered(status(true, LEADER, 1000)), members(self(true, true)), leaderAt(1000)));
+    Map<String, PodCondition> byName =
+        DesiredConditions.from(learner).stream()
+            .collect(Collectors.toMap(PodCondition::name, c -> c));
+    assertThat(byName.get(ConditionNames.READY).status()).isFalse();
+    assertThat(byName.get(ConditionNames.READY).reason()).isEqualTo("Learner");
+    assertThat(byName.get(ConditionNames.VOTING_MEMBER).reason()).isEqualTo("Learner");
+    assertThat(byName.get(ConditionNames.IN_SYNC).status()).isTrue();
+    assertThat(byName.get(ConditionNames.ALARMS_CLEAR).status()).isTrue();
+    assertThat(DesiredConditions.starting())
+        .allMatch(c -> !c.status() && c.reason().equals("Starting"));
+  }
+}

@@ -1,0 +1,117 @@
+package io.etcdmemberagent.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.etcdmemberagent.testing.AgentProcess;
+import io.etcdmemberagent.testing.EtcdBinaries;
+import io.etcdmemberagent.testing.EtcdCluster;
+import io.etcdmemberagent.testing.FreePorts;
+import io.etcdmemberagent.testing.Http;
+import io.etcdmemberagent.testing.Poll;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** The real jar as a process, beside real etcd. */
+class AgentJarE2E {
+
+  static Stream<String> versions() {
+    return EtcdBinaries.versions().stream();
+  }
+
+  @ParameterizedTest(name = "etcd {0}")
+  @MethodSource("versions")
+  void servesReadinessLogsJsonAndStopsCleanlyOnSigterm(String version) {
+    try (EtcdCluster cluster = EtcdCluster.start(version, 3)) {
+      int port = FreePorts.next();
+      try (AgentProcess agent =
+          AgentProcess.start(
+              port,
+              Map.of(
+                  "ETCD_MEMBER_AGENT_LOG_FORMAT",
+                  "json",
+                  "ETCD_MEMBER_AGENT_POLL_INTERVAL",
+                  "200ms"),
+              "run",
+              "--etcd-endpoint=" + cluster.member(0).clientUrl(),
+              "--http-host=127.0.0.1",
+              "--http-port=" + port)) {
+        Duration toLive =
+            Poll.until(
+                "/livez 200",
+                Duration.ofSeconds(20),
+                () -> Http.statusOrMinusOne(port, "/livez") == 200);
+        Duration toReady =
+            Poll.until(
+                "/readyz 200",
+                Duration.ofSeconds(20),
+                () -> Http.statusOrMinusOne(port, "/readyz") == 200);
+        System.out.printf(
+            "etcd %s: jar start -> /livez %d ms, -> /readyz 200 %d ms (cumulative)%n",
+            version, toLive.toMillis(), toLive.plus(toReady).toMillis());
+        assertThat(Http.get(port, "/metrics").body()).contains("etcd_member_agent_is_voter 1.0");
+
+        long before = System.nanoTime();
+        agent.process().destroy(); // SIGTERM
+        int exit = agent.waitFor(10);
+        long stopMillis = (System.nanoTime() - before) / 1_000_000;
+        System.out.printf("etcd %s: SIGTERM -> exit %d in %d ms%n", version, exit, stopMillis);
+        assertThat(exit).as("exit status after SIGTERM").isZero();
+        assertThat(stopMillis).as("clean exit within a few seconds").isLessThan(5000);
+
+        List<String> lines = agent.output().lines().toList();
+        assertThat(lines).isNotEmpty().allMatch(l -> l.startsWith("{\"ts\":\"") && l.endsWith("}"));
+        assertThat(lines)
+            .anyMatch(
+                l -> l.contains("\"event\":\"member-state\"") && l.contains("\"to\":\"Voter\""));
+        assertThat(lines).anyMatch(l -> l.contains("\"event\":\"stopped\""));
+        assertThat(lines.stream().filter(l -> l.contains("\"event\":\"poll\"")))
+            .as("no line per poll at INFO")
+            .isEmpty();
+      }
+    }
+  }
+
+  @Test
+  void badInputExitsTwoWithOneLineNamingIt() {
+    try (AgentProcess agent = AgentProcess.start(0, Map.of(), "run", "--poll-interval=soon")) {
+      assertThat(agent.waitFor(30)).isEqualTo(2);
+      assertThat(agent.output())
+          .isEqualTo(
+              "etcd-member-agent: invalid value \"soon\" for --poll-interval:"
+                  + " expected a duration like 500ms, 2s or 5m\n");
+    }
+    try (AgentProcess agent =
+        AgentProcess.start(0, Map.of("ETCD_MEMBER_AGENT_MAX_LAG", "5"), "run")) {
+      assertThat(agent.waitFor(30)).isEqualTo(2);
+      assertThat(agent.output())
+          .isEqualTo(
+              "etcd-member-agent: unknown environment variable ETCD_MEMBER_AGENT_MAX_LAG (no such flag)\n");
+    }
+  }
+
+  @Test
+  void aTakenHttpPortExitsTwoNamingThePort() throws IOException {
+    try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+        AgentProcess agent =
+            AgentProcess.start(
+                taken.getLocalPort(),
+                Map.of(),
+                "run",
+                "--http-host=127.0.0.1",
+                "--http-port=" + taken.getLocalPort())) {
+      assertThat(agent.waitFor(30)).isEqualTo(2);
+      assertThat(agent.output())
+          .contains(
+              "cannot serve HTTP on --http-host 127.0.0.1 --http-port " + taken.getLocalPort())
+          .doesNotContain("\tat ");
+    }
+  }
+}

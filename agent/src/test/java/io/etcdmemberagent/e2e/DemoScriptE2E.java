@@ -1,0 +1,45 @@
+package io.etcdmemberagent.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/** {@code test-e2e/demo.sh} runs to its end and tells the story it promises (etcd 3.5). */
+class DemoScriptE2E {
+
+  @Test
+  void theDemoRunsToItsEnd() throws Exception {
+    Path script = Path.of("..", "test-e2e", "demo.sh").toAbsolutePath().normalize();
+    Path out = Files.createTempFile("demo", ".out");
+    try {
+      ProcessBuilder pb =
+          new ProcessBuilder("bash", script.toString())
+              .redirectErrorStream(true)
+              .redirectOutput(out.toFile());
+      pb.environment().put("ETCD_VERSION", "3.5");
+      Process demo = pb.start();
+      boolean finished = demo.waitFor(4, TimeUnit.MINUTES);
+      if (!finished) {
+        demo.destroy();
+        demo.waitFor(20, TimeUnit.SECONDS);
+      }
+      String text = Files.readString(out, StandardCharsets.UTF_8);
+      System.out.println(text);
+      assertThat(finished).as("demo finished within 4 minutes").isTrue();
+      assertThat(demo.exitValue()).as("demo exit status").isZero();
+      assertThat(text)
+          .contains("all three voters ready")
+          .contains("before its etcd runs: state NotStarted")
+          .contains("m3: state=Learner")
+          .contains("[-]voter failed: not a started voting member: Learner")
+          .contains("etcd_member_agent_is_learner 1.0")
+          .contains("demo finished");
+    } finally {
+      Files.deleteIfExists(out);
+    }
+  }
+}
