@@ -1,16 +1,18 @@
 package io.etcdmemberagent;
 
 import io.etcdmemberagent.app.EventLog;
+import io.etcdmemberagent.app.JoinCommand;
 import io.etcdmemberagent.app.RunCommand;
 import io.etcdmemberagent.app.Version;
 import io.etcdmemberagent.config.ConfigException;
+import io.etcdmemberagent.config.JoinConfig;
 import io.etcdmemberagent.config.RunConfig;
 import io.etcdmemberagent.config.Subcommands;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
-/** Entry point: {@code run | version}. The only place that exits the process. */
+/** Entry point: {@code run | join | version}. The only place that exits the process. */
 public final class Main {
 
   static final int OK = 0;
@@ -25,7 +27,8 @@ public final class Main {
 
   static int execute(List<String> args, Map<String, String> env) {
     if (args.isEmpty()) {
-      System.err.println("usage: etcd-member-agent run|version [flags]  (run --help lists flags)");
+      System.err.println(
+          "usage: etcd-member-agent run|join|version [flags]  (run --help, join --help list flags)");
       return BAD_CONFIG;
     }
     String command = args.get(0);
@@ -46,9 +49,18 @@ public final class Main {
           new RunCommand(config).runUntilStopped();
           return OK;
         }
+        case "join" -> {
+          if (rest.contains("--help")) {
+            System.out.print(Subcommands.usage("join", JoinConfig.FLAGS));
+            return OK;
+          }
+          JoinConfig config = JoinConfig.parse(rest, env);
+          EventLog.configure(config.log().format(), config.log().level(), System.err);
+          return JoinCommand.execute(config);
+        }
         default -> {
           System.err.println(
-              "etcd-member-agent: unknown command \"" + command + "\" (run, version)");
+              "etcd-member-agent: unknown command \"" + command + "\" (run, join, version)");
           return BAD_CONFIG;
         }
       }
@@ -58,6 +70,9 @@ public final class Main {
     } catch (RunCommand.StartupException e) {
       System.err.println("etcd-member-agent: " + e.getMessage());
       return BAD_CONFIG;
+    } catch (java.io.IOException e) {
+      System.err.println("etcd-member-agent: " + e);
+      return FAILED;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return FAILED;

@@ -1,9 +1,15 @@
 package io.etcdmemberagent.app;
 
 import io.etcdmemberagent.core.AgentMetrics;
+import io.etcdmemberagent.core.LearnerProgress;
+import io.etcdmemberagent.core.LearnerWatch;
 import io.etcdmemberagent.core.MemberEvaluator;
 import io.etcdmemberagent.core.MemberSnapshot;
+import io.etcdmemberagent.core.MemberState;
 import io.etcdmemberagent.core.PollOutcome;
+import io.etcdmemberagent.core.PromotionAttempt;
+import io.etcdmemberagent.core.PromotionDecision;
+import io.etcdmemberagent.core.PromotionTracker;
 import io.etcdmemberagent.core.Verdict;
 import java.time.Clock;
 import java.time.Duration;
@@ -15,17 +21,25 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * Polls on one thread: collect a snapshot, decide, publish. A poll starts {@code interval} after
- * the previous one started (at once if it took longer). No failure stops the loop.
+ * Polls on one thread: collect a snapshot, decide readiness, watch a learner, promote it when the
+ * rule holds, publish. A poll starts one interval after the previous one started (at once if it
+ * took longer); learners poll at the faster learner interval so that promotion follows catch-up
+ * closely. No failure stops the loop.
  */
 final class PollLoop implements AutoCloseable {
 
+  /** The intervals between polls: steady, and while this member is a learner. */
+  record Intervals(Duration steady, Duration learner) {}
+
   private final SnapshotCollector collector;
   private final MemberEvaluator evaluator;
+  private final LearnerWatch learnerWatch;
+  private final PromotionTracker promotions;
+  private final Promoter promoter;
   private final AgentMetrics metrics;
   private final TransitionLog transitions;
   private final Clock clock;
-  private final Duration interval;
+  private final Intervals intervals;
   private final ScheduledExecutorService thread =
       Executors.newSingleThreadScheduledExecutor(
           r -> {
@@ -40,16 +54,22 @@ final class PollLoop implements AutoCloseable {
   PollLoop(
       SnapshotCollector collector,
       MemberEvaluator evaluator,
+      LearnerWatch learnerWatch,
+      PromotionTracker promotions,
+      Promoter promoter,
       AgentMetrics metrics,
       TransitionLog transitions,
       Clock clock,
-      Duration interval) {
+      Intervals intervals) {
     this.collector = collector;
     this.evaluator = evaluator;
+    this.learnerWatch = learnerWatch;
+    this.promotions = promotions;
+    this.promoter = promoter;
     this.metrics = metrics;
     this.transitions = transitions;
     this.clock = clock;
-    this.interval = interval;
+    this.intervals = intervals;
     this.lastProgress = clock.instant();
   }
 
@@ -68,30 +88,53 @@ final class PollLoop implements AutoCloseable {
 
   private void pollAndReschedule() {
     long started = System.nanoTime();
+    Duration interval = intervals.steady();
     try {
-      pollOnce();
+      interval = intervalAfter(pollOnce());
     } catch (RuntimeException | Error e) {
       EventLog.error("poll-failed", "error", e.toString());
     } finally {
       lastProgress = clock.instant();
-      long elapsed = System.nanoTime() - started;
-      long delay = Math.max(0, interval.toNanos() - elapsed);
+      long delay = Math.max(0, interval.toNanos() - (System.nanoTime() - started));
       if (!thread.isShutdown()) {
         thread.schedule(this::pollAndReschedule, delay, TimeUnit.NANOSECONDS);
       }
     }
   }
 
-  private void pollOnce() {
+  private Duration intervalAfter(PollOutcome outcome) {
+    MemberState state = outcome.verdict().state();
+    boolean learner = state == MemberState.LEARNER || state == MemberState.NOT_STARTED;
+    return learner ? intervals.learner() : intervals.steady();
+  }
+
+  private PollOutcome pollOnce() {
     long started = System.nanoTime();
+    long seq = ++sequence;
     MemberSnapshot snapshot = collector.collect();
     Verdict verdict = evaluator.evaluate(snapshot);
+    Instant now = clock.instant();
+    LearnerProgress progress = learnerWatch.observe(snapshot, verdict, now);
+    PromotionDecision decision = promotions.decide(snapshot, verdict, now);
+    if (decision instanceof PromotionDecision.Promote promote) {
+      PromotionAttempt attempt = promoter.promote(promote, snapshot);
+      promotions.record(attempt);
+      metrics.recordPromotion(attempt);
+      transitions.promotion(attempt, seq);
+    }
     PollOutcome outcome =
         new PollOutcome(
-            ++sequence, snapshot, verdict, Duration.ofNanos(System.nanoTime() - started));
+            seq,
+            snapshot,
+            verdict,
+            progress,
+            decision,
+            promotions.history(),
+            Duration.ofNanos(System.nanoTime() - started));
     latest.set(outcome);
     metrics.recordPoll(outcome);
     transitions.observe(outcome);
+    return outcome;
   }
 
   @Override

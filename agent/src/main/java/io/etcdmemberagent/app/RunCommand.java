@@ -1,8 +1,12 @@
 package io.etcdmemberagent.app;
 
 import io.etcdmemberagent.config.GoDuration;
+import io.etcdmemberagent.config.PromotionSettings;
 import io.etcdmemberagent.config.RunConfig;
+import io.etcdmemberagent.core.LearnerWatch;
 import io.etcdmemberagent.core.MemberEvaluator;
+import io.etcdmemberagent.core.PromotionPolicy;
+import io.etcdmemberagent.core.PromotionTracker;
 import io.etcdmemberagent.core.ReadinessPolicy;
 import io.etcdmemberagent.etcd.ClientTls;
 import io.etcdmemberagent.etcd.GrpcEtcdGateway;
@@ -15,6 +19,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
 
 /** The {@code run} subcommand: wires the adapters around the core and runs until SIGTERM. */
 public final class RunCommand {
@@ -63,21 +68,34 @@ public final class RunCommand {
             new ClientTls(config.tls().caCert(), config.tls().cert(), config.tls().key()),
             config.etcdTimeout());
     metrics = new MicrometerMetrics();
+    MembershipReader membership =
+        new MembershipReader(
+            etcd,
+            config.etcdEndpoint().toString(),
+            config.clusterEndpoints().stream().map(URI::toString).toList());
     SnapshotCollector collector =
         new SnapshotCollector(
-            etcd,
-            clock,
-            config.etcdEndpoint().toString(),
-            config.clusterEndpoints().stream().map(URI::toString).toList(),
-            config.peerUrls());
+            etcd, membership, clock, config.etcdEndpoint().toString(), config.peerUrls());
+    PromotionSettings p = config.promotion();
+    PromotionPolicy policy =
+        new PromotionPolicy(
+            p.enabled(),
+            config.maxLagEntries(),
+            p.stablePolls(),
+            p.backoff(),
+            p.maxBackoff(),
+            p.stallTimeout());
     loop =
         new PollLoop(
             collector,
             new MemberEvaluator(new ReadinessPolicy(config.maxLagEntries())),
+            new LearnerWatch(p.stallTimeout()),
+            new PromotionTracker(policy, () -> ThreadLocalRandom.current().nextDouble()),
+            new Promoter(etcd, membership, clock),
             metrics,
             new TransitionLog(),
             clock,
-            config.pollInterval());
+            new PollLoop.Intervals(config.pollInterval(), p.learnerPollInterval()));
     state = new AgentState(loop, clock, maxVerdictAge(), statusExtras());
     try {
       http = HttpServer.start(config.httpHost(), config.httpPort(), state, metricsSource());
@@ -110,12 +128,12 @@ public final class RunCommand {
   }
 
   /**
-   * A poll makes at most one local call, {@link SnapshotCollector#MAX_MEMBER_LIST_ATTEMPTS} member
-   * list calls and a leader call, each bounded by the timeout; a verdict older than the interval
-   * plus that budget (and a second of slack) means the loop is stuck.
+   * A poll makes at most a local call, {@link MembershipReader#MAX_ATTEMPTS} member list calls, a
+   * leader call, a promote and a second member list read, each bounded by the timeout; a verdict
+   * older than the interval plus that budget (and a second of slack) means the loop is stuck.
    */
   private Duration maxVerdictAge() {
-    long calls = 2 + SnapshotCollector.MAX_MEMBER_LIST_ATTEMPTS;
+    long calls = 3 + 2L * MembershipReader.MAX_ATTEMPTS;
     return config.pollInterval().plus(config.etcdTimeout().multipliedBy(calls)).plusSeconds(1);
   }
 
@@ -127,6 +145,10 @@ public final class RunCommand {
     agent.put("pollInterval", GoDuration.format(config.pollInterval()));
     agent.put("etcdTimeout", GoDuration.format(config.etcdTimeout()));
     agent.put("maxLagEntries", config.maxLagEntries());
+    agent.put("promote", config.promotion().enabled());
+    agent.put("promoteStablePolls", config.promotion().stablePolls());
+    agent.put("learnerPollInterval", GoDuration.format(config.promotion().learnerPollInterval()));
+    agent.put("stallTimeout", GoDuration.format(config.promotion().stallTimeout()));
     agent.put("kube", "off");
     return Map.of("agent", agent);
   }

@@ -7,7 +7,6 @@ import io.etcdmemberagent.core.LocalStatus;
 import io.etcdmemberagent.core.MemberInfo;
 import io.etcdmemberagent.core.MemberSnapshot;
 import io.etcdmemberagent.core.Membership;
-import io.etcdmemberagent.core.VoterEndpoints;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -21,27 +20,24 @@ import java.util.Optional;
  */
 final class SnapshotCollector {
 
-  /** Bounds one poll: a member list is tried on at most this many voters. */
-  static final int MAX_MEMBER_LIST_ATTEMPTS = 3;
-
   private final EtcdGateway etcd;
   private final Clock clock;
   private final String localEndpoint;
-  private final List<String> clusterEndpoints;
+  private final MembershipReader membershipReader;
   private final List<String> ownPeerUrls;
   private Membership lastKnown = new Membership.Unknown("not read yet");
   private long rememberedMemberId;
 
   SnapshotCollector(
       EtcdGateway etcd,
+      MembershipReader membershipReader,
       Clock clock,
       String localEndpoint,
-      List<String> clusterEndpoints,
       List<String> ownPeerUrls) {
     this.etcd = etcd;
     this.clock = clock;
     this.localEndpoint = localEndpoint;
-    this.clusterEndpoints = List.copyOf(clusterEndpoints);
+    this.membershipReader = membershipReader;
     this.ownPeerUrls = List.copyOf(ownPeerUrls);
   }
 
@@ -52,7 +48,7 @@ final class SnapshotCollector {
     if (status != null) {
       rememberedMemberId = status.memberId();
     }
-    Membership membership = readMembership(local);
+    Membership membership = membership(local);
     if (membership instanceof Membership.Known) {
       lastKnown = membership;
     }
@@ -60,24 +56,8 @@ final class SnapshotCollector {
     return new MemberSnapshot(takenAt, local, membership, leader, ownPeerUrls, rememberedMemberId);
   }
 
-  private Membership readMembership(LocalObservation local) {
-    List<String> voters = VoterEndpoints.choose(localEndpoint, local, clusterEndpoints, lastKnown);
-    if (voters.isEmpty()) {
-      String why =
-          local instanceof LocalObservation.Answered
-              ? "the local member is a learner and no voter is known (set --cluster-endpoints)"
-              : "the local member did not answer and no other voter is known";
-      return new Membership.Unknown(why);
-    }
-    List<String> failures = new ArrayList<>();
-    for (String endpoint : voters.subList(0, Math.min(voters.size(), MAX_MEMBER_LIST_ATTEMPTS))) {
-      Membership m = etcd.memberList(endpoint);
-      if (m instanceof Membership.Known) {
-        return m;
-      }
-      failures.add(((Membership.Unknown) m).reason());
-    }
-    return new Membership.Unknown(String.join("; ", failures));
+  private Membership membership(LocalObservation local) {
+    return membershipReader.read(local, lastKnown);
   }
 
   private LeaderObservation readLeader(LocalStatus status) {

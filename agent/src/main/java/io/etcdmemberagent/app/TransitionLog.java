@@ -2,6 +2,7 @@ package io.etcdmemberagent.app;
 
 import io.etcdmemberagent.core.Check;
 import io.etcdmemberagent.core.PollOutcome;
+import io.etcdmemberagent.core.PromotionAttempt;
 import io.etcdmemberagent.core.Verdict;
 import java.util.HashMap;
 import java.util.Map;
@@ -10,6 +11,7 @@ import java.util.Map;
 final class TransitionLog {
 
   private Verdict previous;
+  private boolean wasStalled;
   private final Map<String, String> lastCheckOutcome = new HashMap<>();
 
   void observe(PollOutcome outcome) {
@@ -45,6 +47,8 @@ final class TransitionLog {
       if (before != null && !before.equals(key)) {
         EventLog.info(
             "check",
+            "seq",
+            outcome.sequence(),
             "name",
             c.name(),
             "passed",
@@ -55,7 +59,31 @@ final class TransitionLog {
             c.message());
       }
     }
+    boolean stalled = outcome.progress().stalled();
+    if (stalled != wasStalled) {
+      EventLog.warn(
+          stalled ? "learner-stalled" : "learner-progressing",
+          "sinceProgressS",
+          outcome.progress().sinceProgress().toSeconds());
+      wasStalled = stalled;
+    }
     previous = verdict;
+  }
+
+  void promotion(PromotionAttempt attempt, long seq) {
+    Object[] fields = {
+      "seq", seq,
+      "result", attempt.result().label(),
+      "memberId", Long.toHexString(attempt.memberId()),
+      "lag", attempt.lag(),
+      "tookMs", attempt.took().toMillis(),
+      "detail", attempt.detail()
+    };
+    if (attempt.result().success()) {
+      EventLog.info("promoted", fields);
+    } else {
+      EventLog.warn("promotion-failed", fields);
+    }
   }
 
   private static String failing(Verdict verdict) {

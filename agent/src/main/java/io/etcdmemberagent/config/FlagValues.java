@@ -118,6 +118,16 @@ public final class FlagValues {
     }
   }
 
+  /** A duration of zero or more ({@code 0} often means "no limit"). */
+  public Duration duration(String name) throws ConfigException {
+    String text = string(name);
+    try {
+      return GoDuration.parse(text);
+    } catch (IllegalArgumentException | ArithmeticException e) {
+      throw invalid(name, text, "a duration like 500ms, 2s or 5m");
+    }
+  }
+
   public long longAtLeast(String name, long min) throws ConfigException {
     String text = string(name);
     try {
@@ -128,6 +138,20 @@ public final class FlagValues {
       return value;
     } catch (NumberFormatException e) {
       throw invalid(name, text, "a whole number of at least " + min);
+    }
+  }
+
+  public int intBetween(String name, int min, int max) throws ConfigException {
+    String text = string(name);
+    String expected = "a whole number from " + min + " to " + max;
+    try {
+      int value = Integer.parseInt(text);
+      if (value < min || value > max) {
+        throw invalid(name, text, expected);
+      }
+      return value;
+    } catch (NumberFormatException e) {
+      throw invalid(name, text, expected);
     }
   }
 

@@ -15,6 +15,7 @@ public record RunConfig(
     Duration pollInterval,
     Duration etcdTimeout,
     long maxLagEntries,
+    PromotionSettings promotion,
     String kube,
     TlsFiles tls,
     LogConfig log) {
@@ -38,6 +39,23 @@ public record RunConfig(
           new Flag("poll-interval", "1s", "time between polls of etcd"),
           new Flag("etcd-timeout", "2s", "deadline of every etcd call"),
           new Flag("max-lag-entries", "5000", "in-sync when leader raftIndex - applied <= this"),
+          new Flag(
+              "promote", "true", "promote this learner when our rule holds (false: observe only)"),
+          new Flag(
+              "promote-stable-polls",
+              "2",
+              "consecutive polls the whole rule must hold (lag within --max-lag-entries) before promoting"),
+          new Flag(
+              "learner-poll-interval",
+              "200ms",
+              "time between polls while this member is a learner"),
+          new Flag(
+              "promote-backoff",
+              "500ms",
+              "first wait after etcd refuses a promote; doubles, with jitter"),
+          new Flag("promote-max-backoff", "10s", "longest wait between promote attempts"),
+          new Flag(
+              "stall-timeout", "5m", "report a learner stalled after this long without progress"),
           new Flag("kube", "auto", "publish to Kubernetes: auto or off"),
           new Flag("cacert", "", "PEM CA bundle that signs etcd's client certificate"),
           new Flag("cert", "", "PEM client certificate for etcd (with --key)"),
@@ -57,6 +75,17 @@ public record RunConfig(
     }
     Duration poll = v.positiveDuration("poll-interval");
     Duration timeout = v.positiveDuration("etcd-timeout");
+    PromotionSettings promotion =
+        new PromotionSettings(
+            v.bool("promote"),
+            v.intBetween("promote-stable-polls", 1, 1000),
+            v.positiveDuration("learner-poll-interval"),
+            v.positiveDuration("promote-backoff"),
+            v.positiveDuration("promote-max-backoff"),
+            v.positiveDuration("stall-timeout"));
+    if (promotion.maxBackoff().compareTo(promotion.backoff()) < 0) {
+      throw new ConfigException("--promote-max-backoff must not be shorter than --promote-backoff");
+    }
     return new RunConfig(
         etcd,
         cluster,
@@ -66,6 +95,7 @@ public record RunConfig(
         poll,
         timeout,
         v.longAtLeast("max-lag-entries", 0),
+        promotion,
         v.choice("kube", List.of("auto", "off")),
         tls,
         logConfig(v));

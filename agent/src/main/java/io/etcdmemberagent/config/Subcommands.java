@@ -10,7 +10,7 @@ public final class Subcommands {
   private Subcommands() {}
 
   public static List<List<Flag>> all() {
-    return List.of(RunConfig.FLAGS);
+    return List.of(RunConfig.FLAGS, JoinConfig.FLAGS);
   }
 
   public static Set<String> allEnvNames() {

@@ -17,16 +17,27 @@ public final class DesiredConditions {
         new PodCondition(ConditionNames.ALARMS_CLEAR, false, "Starting", message));
   }
 
-  public static List<PodCondition> from(Verdict verdict) {
+  public static List<PodCondition> from(Verdict verdict, LearnerProgress progress) {
     return List.of(
         ready(verdict),
-        new PodCondition(
-            ConditionNames.VOTING_MEMBER,
-            verdict.state() == MemberState.VOTER,
-            verdict.state().reason(),
-            verdict.stateDetail()),
+        votingMember(verdict, progress),
         fromCheck(ConditionNames.IN_SYNC, verdict, CheckNames.IN_SYNC),
         fromCheck(ConditionNames.ALARMS_CLEAR, verdict, CheckNames.ALARMS));
+  }
+
+  private static PodCondition votingMember(Verdict verdict, LearnerProgress progress) {
+    if (progress.stalled()) {
+      return new PodCondition(
+          ConditionNames.VOTING_MEMBER,
+          false,
+          "LearnerStalled",
+          "a learner without progress for " + progress.sinceProgress().toSeconds() + "s");
+    }
+    return new PodCondition(
+        ConditionNames.VOTING_MEMBER,
+        verdict.state() == MemberState.VOTER,
+        verdict.state().reason(),
+        verdict.stateDetail());
   }
 
   private static PodCondition ready(Verdict verdict) {

@@ -12,6 +12,18 @@ public interface EtcdGateway extends AutoCloseable {
   /** {@code MemberList} through one client URL, which must belong to a voter. */
   Membership memberList(String endpoint);
 
+  /**
+   * {@code MemberPromote} of one member through one client URL, which must belong to a voter (a
+   * follower forwards it to the leader). Never retried here: promote is not idempotent.
+   */
+  ChangeAnswer promote(String endpoint, long memberId);
+
+  /** {@code MemberAdd} of a learner with these peer URLs; the answer carries the new list. */
+  AddAnswer addLearner(String endpoint, java.util.List<String> peerUrls);
+
+  /** {@code MemberRemove}: only ever called with this member's own id. */
+  ChangeAnswer removeMember(String endpoint, long memberId);
+
   @Override
   void close();
 }

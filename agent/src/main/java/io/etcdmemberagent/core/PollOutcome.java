@@ -1,6 +1,22 @@
 package io.etcdmemberagent.core;
 
 import java.time.Duration;
+import java.util.List;
 
-/** One finished poll: what was seen, what was decided, how long it took. */
-public record PollOutcome(long sequence, MemberSnapshot snapshot, Verdict verdict, Duration took) {}
+/**
+ * One finished poll: what was seen, what was decided (readiness, learner progress, promotion), the
+ * promotion history so far, and how long the poll took.
+ */
+public record PollOutcome(
+    long sequence,
+    MemberSnapshot snapshot,
+    Verdict verdict,
+    LearnerProgress progress,
+    PromotionDecision promotion,
+    List<PromotionAttempt> promotions,
+    Duration took) {
+
+  public PollOutcome {
+    promotions = List.copyOf(promotions);
+  }
+}

@@ -3,10 +3,16 @@ package io.etcdmemberagent.etcd;
 import io.etcd.jetcd.api.ClusterGrpc;
 import io.etcd.jetcd.api.MaintenanceGrpc;
 import io.etcd.jetcd.api.Member;
+import io.etcd.jetcd.api.MemberAddRequest;
+import io.etcd.jetcd.api.MemberAddResponse;
 import io.etcd.jetcd.api.MemberListRequest;
 import io.etcd.jetcd.api.MemberListResponse;
+import io.etcd.jetcd.api.MemberPromoteRequest;
+import io.etcd.jetcd.api.MemberRemoveRequest;
 import io.etcd.jetcd.api.StatusRequest;
 import io.etcd.jetcd.api.StatusResponse;
+import io.etcdmemberagent.core.AddAnswer;
+import io.etcdmemberagent.core.ChangeAnswer;
 import io.etcdmemberagent.core.EtcdGateway;
 import io.etcdmemberagent.core.LocalObservation;
 import io.etcdmemberagent.core.LocalStatus;
@@ -78,9 +84,66 @@ public final class GrpcEtcdGateway implements EtcdGateway {
     }
   }
 
+  @Override
+  public AddAnswer addLearner(String endpoint, List<String> peerUrls) {
+    try {
+      long deadline = System.nanoTime() + timeout.toNanos();
+      MemberAddResponse r =
+          ClusterGrpc.newBlockingStub(channels.forEndpoint(endpoint, deadline))
+              .withDeadlineAfter(remaining(deadline), TimeUnit.NANOSECONDS)
+              .memberAdd(
+                  MemberAddRequest.newBuilder()
+                      .addAllPeerURLs(peerUrls)
+                      .setIsLearner(true)
+                      .build());
+      List<MemberInfo> members = r.getMembersList().stream().map(GrpcEtcdGateway::member).toList();
+      return new AddAnswer.Added(member(r.getMember()), new Membership.Known(members, endpoint));
+    } catch (StatusRuntimeException e) {
+      return new AddAnswer.Error(e.getStatus().getCode().name(), message(e));
+    } catch (RuntimeException e) {
+      return new AddAnswer.Error("UNKNOWN", e.toString());
+    }
+  }
+
+  @Override
+  public ChangeAnswer removeMember(String endpoint, long memberId) {
+    try {
+      long deadline = System.nanoTime() + timeout.toNanos();
+      ClusterGrpc.newBlockingStub(channels.forEndpoint(endpoint, deadline))
+          .withDeadlineAfter(remaining(deadline), TimeUnit.NANOSECONDS)
+          .memberRemove(MemberRemoveRequest.newBuilder().setID(memberId).build());
+      return new ChangeAnswer.Accepted();
+    } catch (StatusRuntimeException e) {
+      return new ChangeAnswer.Error(e.getStatus().getCode().name(), message(e));
+    } catch (RuntimeException e) {
+      return new ChangeAnswer.Error("UNKNOWN", e.toString());
+    }
+  }
+
+  /** etcd's own message when it sent one (the texts to match), else a description. */
+  private String message(StatusRuntimeException e) {
+    String description = e.getStatus().getDescription();
+    return description == null ? describe(e) : description;
+  }
+
   /** At least a millisecond, so a spent budget still gives a call that fails as a timeout. */
   private static long remaining(long deadlineNanos) {
     return Math.max(1_000_000L, deadlineNanos - System.nanoTime());
+  }
+
+  @Override
+  public ChangeAnswer promote(String endpoint, long memberId) {
+    try {
+      long deadline = System.nanoTime() + timeout.toNanos();
+      ClusterGrpc.newBlockingStub(channels.forEndpoint(endpoint, deadline))
+          .withDeadlineAfter(remaining(deadline), TimeUnit.NANOSECONDS)
+          .memberPromote(MemberPromoteRequest.newBuilder().setID(memberId).build());
+      return new ChangeAnswer.Accepted();
+    } catch (StatusRuntimeException e) {
+      return new ChangeAnswer.Error(e.getStatus().getCode().name(), message(e));
+    } catch (RuntimeException e) {
+      return new ChangeAnswer.Error("UNKNOWN", e.toString());
+    }
   }
 
   private static MemberInfo member(Member m) {

@@ -3,12 +3,15 @@ package io.etcdmemberagent.http;
 import io.etcdmemberagent.core.Check;
 import io.etcdmemberagent.core.DesiredConditions;
 import io.etcdmemberagent.core.LeaderObservation;
+import io.etcdmemberagent.core.LearnerProgress;
 import io.etcdmemberagent.core.LocalObservation;
 import io.etcdmemberagent.core.LocalStatus;
 import io.etcdmemberagent.core.MemberInfo;
 import io.etcdmemberagent.core.Membership;
 import io.etcdmemberagent.core.PodCondition;
 import io.etcdmemberagent.core.PollOutcome;
+import io.etcdmemberagent.core.PromotionDecision;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -52,7 +55,50 @@ final class StatusDocument {
             .toList());
     doc.put(
         "conditions",
-        DesiredConditions.from(verdict).stream().map(StatusDocument::condition).toList());
+        DesiredConditions.from(verdict, outcome.progress()).stream()
+            .map(StatusDocument::condition)
+            .toList());
+    doc.put("learner", learner(outcome.progress()));
+    doc.put("promotion", promotion(outcome));
+  }
+
+  private static Map<String, Object> learner(LearnerProgress p) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("watching", p.watching());
+    m.put("stalled", p.stalled());
+    m.put("sinceProgressSeconds", p.sinceProgress().toSeconds());
+    m.put("catchUpRatio", p.catchUpRatio().isPresent() ? p.catchUpRatio().getAsDouble() : null);
+    m.put("joinToVoterMillis", p.joinToVoter().map(Duration::toMillis));
+    return m;
+  }
+
+  private static Map<String, Object> promotion(PollOutcome outcome) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    PromotionDecision d = outcome.promotion();
+    m.put("decision", d.getClass().getSimpleName());
+    if (d instanceof PromotionDecision.Hold hold) {
+      m.put("reason", hold.reason());
+      m.put("message", hold.message());
+    } else if (d instanceof PromotionDecision.BackingOff b) {
+      m.put("until", b.until().toString());
+      m.put("lastResult", b.lastResult());
+    }
+    m.put(
+        "history",
+        outcome.promotions().stream()
+            .map(
+                a -> {
+                  Map<String, Object> h = new LinkedHashMap<>();
+                  h.put("at", a.at().toString());
+                  h.put("memberId", Long.toHexString(a.memberId()));
+                  h.put("lag", a.lag());
+                  h.put("result", a.result().label());
+                  h.put("detail", a.detail());
+                  h.put("tookMillis", a.took().toMillis());
+                  return h;
+                })
+            .toList());
+    return m;
   }
 
   private static Map<String, Object> check(Check c) {

@@ -8,6 +8,8 @@ import io.etcdmemberagent.core.LocalObservation;
 import io.etcdmemberagent.core.MemberState;
 import io.etcdmemberagent.core.Membership;
 import io.etcdmemberagent.core.PollOutcome;
+import io.etcdmemberagent.core.PromoteResult;
+import io.etcdmemberagent.core.PromotionAttempt;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Timer;
@@ -38,6 +40,7 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
       new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private final AtomicReference<PollOutcome> latest = new AtomicReference<>();
   private final Timer pollDuration;
+  private final Timer promoteDuration;
   private final JvmGcMetrics gcMetrics = new JvmGcMetrics();
 
   public MicrometerMetrics() {
@@ -48,6 +51,31 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
             .minimumExpectedValue(Duration.ofMillis(1))
             .maximumExpectedValue(Duration.ofSeconds(30))
             .register(registry);
+    promoteDuration =
+        Timer.builder(PREFIX + "promote_attempt_duration")
+            .description("Time one promote attempt took, with the member list re-read on error")
+            .publishPercentileHistogram()
+            .minimumExpectedValue(Duration.ofMillis(1))
+            .maximumExpectedValue(Duration.ofSeconds(30))
+            .register(registry);
+    for (PromoteResult result : PromoteResult.values()) {
+      Counter.builder(PREFIX + "promotions")
+          .description("Promotion attempts by result")
+          .tag("result", result.label())
+          .register(registry);
+    }
+    gauge(
+        "learner_catch_up_ratio",
+        "a learner's applied index / the leader's raftIndex (NaN when not a learner)",
+        o -> o.progress().catchUpRatio().orElse(Double.NaN));
+    gauge(
+        "learner_stalled",
+        "1 when a learner made no progress for --stall-timeout",
+        o -> bit(o.progress().stalled()));
+    gauge(
+        "join_to_voter_seconds",
+        "time from first seeing this member as a learner to seeing it as a voter",
+        o -> o.progress().joinToVoter().map(d -> d.toMillis() / 1000.0).orElse(Double.NaN));
     gauge(
         "is_learner",
         "1 when the local member is a started learner",
@@ -78,6 +106,18 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
         "last_poll_timestamp_seconds",
         "when the last poll started (Unix time)",
         o -> o.snapshot().takenAt().toEpochMilli() / 1000.0);
+    gauge(
+        "learner_catch_up_ratio",
+        "a learner's applied index / the leader's raftIndex (NaN when not a learner)",
+        o -> o.progress().catchUpRatio().orElse(Double.NaN));
+    gauge(
+        "learner_stalled",
+        "1 when a learner made no progress for --stall-timeout",
+        o -> bit(o.progress().stalled()));
+    gauge(
+        "join_to_voter_seconds",
+        "time from first seeing this member as a learner to seeing it as a voter",
+        o -> o.progress().joinToVoter().map(d -> d.toMillis() / 1000.0).orElse(Double.NaN));
     for (String check : CheckNames.ALL) {
       Gauge.builder(PREFIX + "check_passed", latest, ref -> checkPassed(ref.get(), check))
           .description("1 when the readiness check passes")
@@ -157,6 +197,16 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
           .register(registry)
           .increment();
     }
+  }
+
+  @Override
+  public void recordPromotion(PromotionAttempt attempt) {
+    Counter.builder(PREFIX + "promotions")
+        .description("Promotion attempts by result")
+        .tag("result", attempt.result().label())
+        .register(registry)
+        .increment();
+    promoteDuration.record(attempt.took());
   }
 
   private record PollError(String call, String reason) {}

@@ -2,7 +2,6 @@ package io.etcdmemberagent.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.etcdmemberagent.core.EtcdGateway;
 import io.etcdmemberagent.core.LeaderObservation;
 import io.etcdmemberagent.core.LocalObservation;
 import io.etcdmemberagent.core.LocalStatus;
@@ -12,10 +11,7 @@ import io.etcdmemberagent.core.Membership;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneOffset;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class SnapshotCollectorTest {
@@ -25,26 +21,9 @@ class SnapshotCollectorTest {
   static final String C = "http://c:2379";
   static final Clock CLOCK = Clock.fixed(Instant.parse("2026-12-02T10:00:00Z"), ZoneOffset.UTC);
 
-  /** Answers from tables and records every call, in order. */
-  static final class FakeEtcd implements EtcdGateway {
-    final Map<String, LocalObservation> statuses = new HashMap<>();
-    final Map<String, Membership> lists = new HashMap<>();
-    final List<String> calls = new ArrayList<>();
-
-    @Override
-    public LocalObservation status(String endpoint) {
-      calls.add("status " + endpoint);
-      return statuses.getOrDefault(endpoint, new LocalObservation.Refused(endpoint));
-    }
-
-    @Override
-    public Membership memberList(String endpoint) {
-      calls.add("list " + endpoint);
-      return lists.getOrDefault(endpoint, new Membership.Unknown(endpoint + " down"));
-    }
-
-    @Override
-    public void close() {}
+  static SnapshotCollector collector(FakeEtcd etcd, List<String> cluster, List<String> peers) {
+    return new SnapshotCollector(
+        etcd, new MembershipReader(etcd, LOCAL, cluster), CLOCK, LOCAL, peers);
   }
 
   static LocalObservation status(long self, long leader, long raftIndex, boolean learner) {
@@ -68,7 +47,7 @@ class SnapshotCollectorTest {
     etcd.statuses.put(LOCAL, status(1, 2, 100, false));
     etcd.statuses.put(B, status(2, 2, 120, false));
     etcd.lists.put(LOCAL, cluster(false));
-    SnapshotCollector collector = new SnapshotCollector(etcd, CLOCK, LOCAL, List.of(), List.of());
+    SnapshotCollector collector = collector(etcd, List.of(), List.of());
 
     MemberSnapshot s = collector.collect();
 
@@ -82,7 +61,7 @@ class SnapshotCollectorTest {
     FakeEtcd etcd = new FakeEtcd();
     etcd.statuses.put(LOCAL, status(1, 1, 100, false));
     etcd.lists.put(LOCAL, cluster(false));
-    SnapshotCollector collector = new SnapshotCollector(etcd, CLOCK, LOCAL, List.of(), List.of());
+    SnapshotCollector collector = collector(etcd, List.of(), List.of());
 
     MemberSnapshot s = collector.collect();
 
@@ -96,8 +75,7 @@ class SnapshotCollectorTest {
     etcd.statuses.put(LOCAL, status(1, 2, 100, true));
     etcd.statuses.put(B, status(2, 2, 150, false));
     etcd.lists.put(C, cluster(true));
-    SnapshotCollector collector =
-        new SnapshotCollector(etcd, CLOCK, LOCAL, List.of(C, LOCAL), List.of("http://a:2380"));
+    SnapshotCollector collector = collector(etcd, List.of(C, LOCAL), List.of("http://a:2380"));
 
     collector.collect();
     collector.collect();
@@ -119,7 +97,7 @@ class SnapshotCollectorTest {
     etcd.statuses.put(LOCAL, status(1, 2, 100, false));
     etcd.lists.put(LOCAL, cluster(false));
     etcd.lists.put(B, cluster(false));
-    SnapshotCollector collector = new SnapshotCollector(etcd, CLOCK, LOCAL, List.of(), List.of());
+    SnapshotCollector collector = collector(etcd, List.of(), List.of());
     collector.collect();
     etcd.statuses.put(LOCAL, new LocalObservation.TimedOut("hung"));
     etcd.calls.clear();
@@ -136,17 +114,13 @@ class SnapshotCollectorTest {
     FakeEtcd etcd = new FakeEtcd();
     etcd.statuses.put(LOCAL, status(1, 2, 100, true));
     SnapshotCollector collector =
-        new SnapshotCollector(
-            etcd,
-            CLOCK,
-            LOCAL,
-            List.of("http://v1:1", "http://v2:1", "http://v3:1", "http://v4:1"),
-            List.of());
+        collector(
+            etcd, List.of("http://v1:1", "http://v2:1", "http://v3:1", "http://v4:1"), List.of());
 
     MemberSnapshot s = collector.collect();
 
     assertThat(etcd.calls.stream().filter(c -> c.startsWith("list")))
-        .hasSize(SnapshotCollector.MAX_MEMBER_LIST_ATTEMPTS);
+        .hasSize(MembershipReader.MAX_ATTEMPTS);
     assertThat(((Membership.Unknown) s.membership()).reason())
         .contains("v1", "v3")
         .doesNotContain("v4");

@@ -67,6 +67,13 @@ class MemberEvaluatorTest {
     return new LeaderObservation.Answered(LEADER, index);
   }
 
+  static final LearnerProgress NOT_WATCHING =
+      new LearnerProgress(
+          false,
+          false,
+          java.time.Duration.ZERO,
+          java.util.OptionalDouble.empty(),
+          java.util.Optional.empty());
   static final LeaderObservation NO_LEADER = new LeaderObservation.Unavailable("no leader");
   static final LocalObservation REFUSED = new LocalObservation.Refused("connection refused");
   static final LocalObservation TIMED_OUT =
@@ -253,13 +260,24 @@ class MemberEvaluatorTest {
             snapshot(
                 answered(status(true, LEADER, 1000)), members(self(true, true)), leaderAt(1000)));
     Map<String, PodCondition> byName =
-        DesiredConditions.from(learner).stream()
+        DesiredConditions.from(learner, NOT_WATCHING).stream()
             .collect(Collectors.toMap(PodCondition::name, c -> c));
     assertThat(byName.get(ConditionNames.READY).status()).isFalse();
     assertThat(byName.get(ConditionNames.READY).reason()).isEqualTo("Learner");
     assertThat(byName.get(ConditionNames.VOTING_MEMBER).reason()).isEqualTo("Learner");
     assertThat(byName.get(ConditionNames.IN_SYNC).status()).isTrue();
     assertThat(byName.get(ConditionNames.ALARMS_CLEAR).status()).isTrue();
+    LearnerProgress stalled =
+        new LearnerProgress(
+            true,
+            true,
+            java.time.Duration.ofMinutes(6),
+            java.util.OptionalDouble.of(0.5),
+            java.util.Optional.empty());
+    PodCondition voting = DesiredConditions.from(learner, stalled).get(1);
+    assertThat(voting.name()).isEqualTo(ConditionNames.VOTING_MEMBER);
+    assertThat(voting.reason()).isEqualTo("LearnerStalled");
+    assertThat(voting.status()).isFalse();
     assertThat(DesiredConditions.starting())
         .allMatch(c -> !c.status() && c.reason().equals("Starting"));
   }

@@ -3,6 +3,7 @@ package io.etcdmemberagent.metrics;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.etcdmemberagent.core.LeaderObservation;
+import io.etcdmemberagent.core.LearnerProgress;
 import io.etcdmemberagent.core.LocalObservation;
 import io.etcdmemberagent.core.LocalStatus;
 import io.etcdmemberagent.core.MemberEvaluator;
@@ -10,10 +11,15 @@ import io.etcdmemberagent.core.MemberInfo;
 import io.etcdmemberagent.core.MemberSnapshot;
 import io.etcdmemberagent.core.Membership;
 import io.etcdmemberagent.core.PollOutcome;
+import io.etcdmemberagent.core.PromoteResult;
+import io.etcdmemberagent.core.PromotionAttempt;
+import io.etcdmemberagent.core.PromotionDecision;
 import io.etcdmemberagent.core.ReadinessPolicy;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
+import java.util.OptionalDouble;
 import org.junit.jupiter.api.Test;
 
 class MicrometerMetricsTest {
@@ -33,7 +39,14 @@ class MicrometerMetricsTest {
             List.of(),
             0);
     var verdict = new MemberEvaluator(new ReadinessPolicy(5000)).evaluate(snapshot);
-    return new PollOutcome(1, snapshot, verdict, Duration.ofMillis(12));
+    return new PollOutcome(
+        1,
+        snapshot,
+        verdict,
+        new LearnerProgress(true, false, Duration.ZERO, OptionalDouble.of(0.88), Optional.empty()),
+        new PromotionDecision.Hold("Lagging", "lag 120 > 100"),
+        List.of(),
+        Duration.ofMillis(12));
   }
 
   @Test
@@ -56,6 +69,8 @@ class MicrometerMetricsTest {
           .contains("etcd_member_agent_member_state{state=\"Learner\"} 1.0")
           .contains("etcd_member_agent_polls_total 1.0")
           .contains("etcd_member_agent_poll_duration_seconds_bucket")
+          .contains("etcd_member_agent_learner_catch_up_ratio 0.88")
+          .contains("etcd_member_agent_promotions_total{result=\"promoted\"} 0.0")
           .contains("jvm_memory_used_bytes");
     }
   }
@@ -73,13 +88,32 @@ class MicrometerMetricsTest {
               List.of(),
               0);
       var verdict = new MemberEvaluator(new ReadinessPolicy(5000)).evaluate(down);
-      metrics.recordPoll(new PollOutcome(2, down, verdict, Duration.ofSeconds(1)));
+      metrics.recordPoll(
+          new PollOutcome(
+              2, down, verdict, ok.progress(), ok.promotion(), List.of(), Duration.ofSeconds(1)));
       assertThat(metrics.scrape(null))
           .contains(
               "etcd_member_agent_poll_errors_total{call=\"local_status\",reason=\"timeout\"} 1.0")
           .contains(
               "etcd_member_agent_poll_errors_total{call=\"member_list\",reason=\"unavailable\"} 1.0")
           .contains("etcd_member_agent_lag_entries NaN");
+    }
+  }
+
+  @Test
+  void countsPromotionsByResult() {
+    try (MicrometerMetrics metrics = new MicrometerMetrics()) {
+      metrics.recordPoll(learnerOutcome());
+      metrics.recordPromotion(
+          new PromotionAttempt(
+              Instant.EPOCH, 1, 3, PromoteResult.NOT_IN_SYNC, "refused", Duration.ofMillis(5)));
+      metrics.recordPromotion(
+          new PromotionAttempt(
+              Instant.EPOCH, 1, 3, PromoteResult.PROMOTED, "ok", Duration.ofMillis(7)));
+      assertThat(metrics.scrape(null))
+          .contains("etcd_member_agent_promotions_total{result=\"not_in_sync\"} 1.0")
+          .contains("etcd_member_agent_promotions_total{result=\"promoted\"} 1.0")
+          .contains("etcd_member_agent_promote_attempt_duration_seconds_count 2");
     }
   }
 

@@ -1,0 +1,247 @@
+package io.etcdmemberagent.app;
+
+import io.etcdmemberagent.config.GoDuration;
+import io.etcdmemberagent.config.JoinConfig;
+import io.etcdmemberagent.core.AddAnswer;
+import io.etcdmemberagent.core.ChangeAnswer;
+import io.etcdmemberagent.core.EtcdGateway;
+import io.etcdmemberagent.core.InitialCluster;
+import io.etcdmemberagent.core.JoinDecider;
+import io.etcdmemberagent.core.JoinFacts;
+import io.etcdmemberagent.core.JoinPlan;
+import io.etcdmemberagent.core.Membership;
+import io.etcdmemberagent.etcd.ClientTls;
+import io.etcdmemberagent.etcd.GrpcEtcdGateway;
+import java.io.IOException;
+import java.net.URI;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * The {@code join} subcommand (init container): makes this pod's member a learner of the existing
+ * cluster (or recognises that it already is one, or restarts from its data), then writes the
+ * environment file etcd starts from. Idempotent: run it again and it finds what it did before.
+ */
+public final class JoinCommand {
+
+  /** Exit status when a person must act (lost volume) or the join timeout passed. */
+  public static final int GAVE_UP = 1;
+
+  private static final Duration FIRST_BACKOFF = Duration.ofMillis(500);
+  private static final Duration MAX_BACKOFF = Duration.ofSeconds(5);
+  private static final Duration PROGRESS_EVERY = Duration.ofSeconds(10);
+
+  private final JoinConfig config;
+  private final EtcdGateway etcd;
+  private final List<String> endpoints;
+
+  public JoinCommand(JoinConfig config, EtcdGateway etcd) {
+    this.config = config;
+    this.etcd = etcd;
+    this.endpoints = config.clusterEndpoints().stream().map(URI::toString).toList();
+  }
+
+  /** Runs {@code join} with a gRPC gateway to etcd; returns the exit status. */
+  public static int execute(JoinConfig config) throws IOException, InterruptedException {
+    ClientTls tls = new ClientTls(config.tls().caCert(), config.tls().cert(), config.tls().key());
+    try (GrpcEtcdGateway etcd = new GrpcEtcdGateway(tls, config.etcdTimeout())) {
+      return new JoinCommand(config, etcd).run();
+    }
+  }
+
+  /** Runs until the env file is written (0) or it must give up ({@link #GAVE_UP}). */
+  public int run() throws IOException, InterruptedException {
+    long started = System.nanoTime();
+    Long noClusterSince = null;
+    long lastProgressLog = System.nanoTime();
+    String lastReason = "";
+    Duration backoff = FIRST_BACKOFF;
+    while (true) {
+      Membership membership = readMembership();
+      long now = System.nanoTime();
+      if (membership instanceof Membership.Known) {
+        noClusterSince = null;
+      } else if (noClusterSince == null) {
+        noClusterSince = now;
+      }
+      JoinFacts facts =
+          new JoinFacts(
+              config.name(),
+              config.peerUrls(),
+              dataDirHasMember(),
+              membership,
+              config.bootstrapMember(),
+              Duration.ofNanos(noClusterSince == null ? 0 : now - noClusterSince),
+              config.bootstrapWait(),
+              config.replaceLostMember());
+      JoinPlan plan = JoinDecider.decide(facts);
+      String waitReason = act(plan, membership);
+      if (waitReason == null) {
+        return plan instanceof JoinPlan.Fail ? GAVE_UP : 0;
+      }
+      Duration elapsed = Duration.ofNanos(System.nanoTime() - started);
+      if (!config.joinTimeout().isZero() && elapsed.compareTo(config.joinTimeout()) > 0) {
+        EventLog.error(
+            "join-gave-up",
+            "after",
+            GoDuration.format(config.joinTimeout()),
+            "lastReason",
+            waitReason);
+        return GAVE_UP;
+      }
+      boolean due = System.nanoTime() - lastProgressLog > PROGRESS_EVERY.toNanos();
+      if (!waitReason.equals(lastReason) || due) {
+        EventLog.info("join-waiting", "reason", waitReason, "elapsedS", elapsed.toSeconds());
+        lastProgressLog = System.nanoTime();
+        lastReason = waitReason;
+      }
+      long half = backoff.toMillis() / 2;
+      Thread.sleep(half + ThreadLocalRandom.current().nextLong(half + 1));
+      backoff =
+          backoff.multipliedBy(2).compareTo(MAX_BACKOFF) > 0
+              ? MAX_BACKOFF
+              : backoff.multipliedBy(2);
+    }
+  }
+
+  /** Carries out one plan; returns why to wait and try again, or null when done. */
+  private String act(JoinPlan plan, Membership membership) throws IOException {
+    if (plan instanceof JoinPlan.RestartFromData) {
+      // etcd ignores the initial cluster when its data dir holds a member.
+      writeEnv(InitialCluster.forSelf(config.name(), config.peerUrls()), "existing");
+      EventLog.info(
+          "join-restart", "detail", "the data dir holds a member: etcd continues from it");
+      return null;
+    }
+    if (plan instanceof JoinPlan.Reuse reuse) {
+      writeEnv(
+          InitialCluster.forJoin((Membership.Known) membership, config.name(), config.peerUrls()),
+          "existing");
+      EventLog.info(
+          "join-reused",
+          "memberId",
+          Long.toHexString(reuse.self().id()),
+          "learner",
+          reuse.self().learner(),
+          "detail",
+          "already in the member list (not started): not added again");
+      return null;
+    }
+    if (plan instanceof JoinPlan.Bootstrap) {
+      writeEnv(InitialCluster.forSelf(config.name(), config.peerUrls()), "new");
+      EventLog.warn(
+          "join-bootstrap",
+          "detail",
+          "no cluster endpoint answered for "
+              + GoDuration.format(config.bootstrapWait())
+              + ": this designated member starts a new cluster");
+      return null;
+    }
+    if (plan instanceof JoinPlan.AddLearner) {
+      return addLearner();
+    }
+    if (plan instanceof JoinPlan.Replace replace) {
+      return replace(replace);
+    }
+    if (plan instanceof JoinPlan.Fail fail) {
+      EventLog.error("join-failed", "detail", fail.message());
+      return null;
+    }
+    return ((JoinPlan.Wait) plan).reason();
+  }
+
+  private String addLearner() throws IOException {
+    List<String> errors = new ArrayList<>();
+    for (String endpoint : endpoints) {
+      AddAnswer answer = etcd.addLearner(endpoint, config.peerUrls());
+      if (answer instanceof AddAnswer.Added added) {
+        writeEnv(
+            InitialCluster.forJoin(added.members(), config.name(), config.peerUrls()), "existing");
+        EventLog.info(
+            "joined-as-learner",
+            "memberId",
+            Long.toHexString(added.member().id()),
+            "through",
+            endpoint);
+        return null;
+      }
+      AddAnswer.Error error = (AddAnswer.Error) answer;
+      String message = error.message();
+      if (message.contains("Peer URLs already exists")
+          || message.contains("member ID already exist")) {
+        return "added by an earlier attempt (" + message + "): reading the member list again";
+      }
+      if (message.contains("too many learner members in cluster")) {
+        return "another learner holds the cluster's learner slot (" + message + ")";
+      }
+      errors.add(endpoint + ": " + error.code() + ": " + message);
+    }
+    return "MemberAdd failed: " + String.join("; ", errors);
+  }
+
+  /** Removes this member's own lost entry; the next round adds it again as a learner. */
+  private String replace(JoinPlan.Replace replace) {
+    long id = replace.self().id();
+    for (String endpoint : endpoints) {
+      ChangeAnswer answer = etcd.removeMember(endpoint, id);
+      if (answer instanceof ChangeAnswer.Accepted
+          || ((ChangeAnswer.Error) answer).message().contains("member not found")) {
+        EventLog.warn(
+            "join-replaced-lost-member",
+            "memberId",
+            Long.toHexString(id),
+            "detail",
+            "removed this member's own entry; adding it again as a learner");
+        return "removed the lost member " + Long.toHexString(id) + "; adding it again";
+      }
+    }
+    return "could not remove the lost member " + Long.toHexString(id);
+  }
+
+  private Membership readMembership() {
+    if (endpoints.isEmpty()) {
+      return new Membership.Unknown("no --cluster-endpoints given");
+    }
+    List<String> failures = new ArrayList<>();
+    for (String endpoint : endpoints) {
+      Membership m = etcd.memberList(endpoint);
+      if (m instanceof Membership.Known) {
+        return m;
+      }
+      failures.add(((Membership.Unknown) m).reason());
+    }
+    return new Membership.Unknown(String.join("; ", failures));
+  }
+
+  private boolean dataDirHasMember() {
+    return Files.isDirectory(config.dataDir().resolve("member").resolve("wal"))
+        || Files.isDirectory(config.dataDir().resolve("member").resolve("snap"));
+  }
+
+  private void writeEnv(String initialCluster, String state) throws IOException {
+    Map<String, String> env = new LinkedHashMap<>();
+    env.put("ETCD_NAME", config.name());
+    env.put("ETCD_DATA_DIR", config.dataDir().toString());
+    env.put("ETCD_INITIAL_CLUSTER", initialCluster);
+    env.put("ETCD_INITIAL_CLUSTER_STATE", state);
+    env.put("ETCD_INITIAL_ADVERTISE_PEER_URLS", String.join(",", config.peerUrls()));
+    if (!config.clientUrls().isEmpty()) {
+      env.put("ETCD_ADVERTISE_CLIENT_URLS", String.join(",", config.clientUrls()));
+    }
+    config.initialClusterToken().ifPresent(t -> env.put("ETCD_INITIAL_CLUSTER_TOKEN", t));
+    EnvFile.write(config.envFile(), env);
+    EventLog.info(
+        "env-file-written",
+        "path",
+        config.envFile(),
+        "state",
+        state,
+        "initialCluster",
+        initialCluster);
+  }
+}

@@ -1,0 +1,101 @@
+package io.etcdmemberagent.config;
+
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/** The immutable configuration of the {@code join} subcommand (the init container). */
+public record JoinConfig(
+    String name,
+    List<String> peerUrls,
+    List<String> clientUrls,
+    List<URI> clusterEndpoints,
+    Path dataDir,
+    Path envFile,
+    boolean bootstrapMember,
+    Duration bootstrapWait,
+    Duration joinTimeout,
+    boolean replaceLostMember,
+    Optional<String> initialClusterToken,
+    Duration etcdTimeout,
+    TlsFiles tls,
+    LogConfig log) {
+
+  public static final List<Flag> FLAGS =
+      List.of(
+          new Flag("name", null, "this member's name (the Pod name)"),
+          new Flag("peer-urls", null, "comma list of this member's advertised peer URLs"),
+          new Flag("client-urls", "", "comma list of this member's advertised client URLs"),
+          new Flag(
+              "cluster-endpoints",
+              "",
+              "comma list of client URLs of the cluster's voters or its client Service"),
+          new Flag("data-dir", null, "the etcd data dir of this member (only read, never changed)"),
+          new Flag(
+              "env-file", null, "where to write the environment file the etcd container sources"),
+          new Flag(
+              "bootstrap-member",
+              "",
+              "name of the one member that may start a new cluster (e.g. etcd-0)"),
+          new Flag(
+              "bootstrap-wait",
+              "30s",
+              "the bootstrap member starts a new cluster only after no endpoint answered this long"),
+          new Flag("join-timeout", "0", "give up after this long (0: wait as long as it takes)"),
+          new Flag(
+              "replace-lost-member",
+              "false",
+              "if this member started before but its data dir is empty, remove and re-add it"),
+          new Flag("initial-cluster-token", "", "ETCD_INITIAL_CLUSTER_TOKEN for a new cluster"),
+          new Flag("etcd-timeout", "2s", "deadline of every etcd call"),
+          new Flag("cacert", "", "PEM CA bundle that signs etcd's client certificate"),
+          new Flag("cert", "", "PEM client certificate for etcd (with --key)"),
+          new Flag("key", "", "PEM private key of --cert: PKCS#8, PKCS#1 RSA or EC"),
+          new Flag("log-format", "text", "text or json, one line per event"),
+          new Flag("log-level", "info", "debug, info, warn or error"));
+
+  public static JoinConfig parse(List<String> args, Map<String, String> env)
+      throws ConfigException {
+    FlagValues v = FlagValues.parse(FLAGS, args, env, Subcommands.allEnvNames());
+    String name = v.string("name");
+    List<String> peers = v.urlList("peer-urls").stream().map(URI::toString).toList();
+    if (peers.isEmpty()) {
+      throw new ConfigException("--peer-urls is required");
+    }
+    List<URI> cluster = v.urlList("cluster-endpoints");
+    boolean bootstrap = v.optional("bootstrap-member").map(name::equals).orElse(false);
+    if (cluster.isEmpty() && !bootstrap) {
+      throw new ConfigException(
+          "--cluster-endpoints is required (only the --bootstrap-member may go without)");
+    }
+    TlsFiles tls =
+        new TlsFiles(v.readableFile("cacert"), v.readableFile("cert"), v.readableFile("key"));
+    if (tls.cert().isPresent() != tls.key().isPresent()) {
+      throw new ConfigException("--cert and --key must be given together");
+    }
+    Path envFile = Path.of(v.string("env-file"));
+    Path parent = envFile.toAbsolutePath().getParent();
+    if (parent == null || !java.nio.file.Files.isDirectory(parent)) {
+      throw new ConfigException(
+          "invalid value \"" + envFile + "\" for --env-file: its directory does not exist");
+    }
+    return new JoinConfig(
+        name,
+        peers,
+        v.urlList("client-urls").stream().map(URI::toString).toList(),
+        cluster,
+        Path.of(v.string("data-dir")),
+        envFile,
+        bootstrap,
+        v.duration("bootstrap-wait"),
+        v.duration("join-timeout"),
+        v.bool("replace-lost-member"),
+        v.optional("initial-cluster-token"),
+        v.positiveDuration("etcd-timeout"),
+        tls,
+        RunConfig.logConfig(v));
+  }
+}

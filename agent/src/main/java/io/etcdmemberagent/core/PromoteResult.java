@@ -1,0 +1,44 @@
+package io.etcdmemberagent.core;
+
+/** The settled outcome of one promotion attempt, after re-reading the member list on error. */
+public enum PromoteResult {
+  /** etcd accepted the promote. */
+  PROMOTED("promoted"),
+  /** The call failed, but the member list shows this member as a voter: success. */
+  ALREADY_VOTER("already_voter"),
+  /** etcd's own check refused: the learner is not in sync by etcd's 90% rule. Back off. */
+  NOT_IN_SYNC("not_in_sync"),
+  /** The member is no longer in the member list: it was removed. Never retried blindly. */
+  NOT_FOUND("not_found"),
+  /** Anything else, including ambiguous failures (deadline, unavailable, leader change). */
+  FAILED("failed");
+
+  private final String label;
+
+  PromoteResult(String label) {
+    this.label = label;
+  }
+
+  public String label() {
+    return label;
+  }
+
+  public boolean success() {
+    return this == PROMOTED || this == ALREADY_VOTER;
+  }
+
+  /**
+   * Classifies an error of {@code MemberPromote} when the member list, re-read afterwards, still
+   * shows this member as a learner (or could not be read).
+   */
+  public static PromoteResult ofError(ChangeAnswer.Error error) {
+    String message = error.message() == null ? "" : error.message();
+    if (message.contains("can only promote a learner member which is in sync with leader")) {
+      return NOT_IN_SYNC;
+    }
+    if (message.contains("member not found") || error.code().equals("NOT_FOUND")) {
+      return NOT_FOUND;
+    }
+    return FAILED;
+  }
+}

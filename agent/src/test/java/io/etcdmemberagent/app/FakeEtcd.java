@@ -1,0 +1,66 @@
+package io.etcdmemberagent.app;
+
+import io.etcdmemberagent.core.AddAnswer;
+import io.etcdmemberagent.core.ChangeAnswer;
+import io.etcdmemberagent.core.EtcdGateway;
+import io.etcdmemberagent.core.LocalObservation;
+import io.etcdmemberagent.core.Membership;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/** An {@link EtcdGateway} answering from tables, recording every call in order. */
+final class FakeEtcd implements EtcdGateway {
+  final Map<String, LocalObservation> statuses = new HashMap<>();
+  final Map<String, Membership> lists = new HashMap<>();
+
+  /** Answers to promote calls, in order; accepted when empty. */
+  final Deque<ChangeAnswer> promoteAnswers = new ArrayDeque<>();
+
+  /** Applied to {@link #lists} when a promote is made (the server applies it). */
+  Runnable onPromote = () -> {};
+
+  final List<String> calls = new ArrayList<>();
+
+  @Override
+  public LocalObservation status(String endpoint) {
+    calls.add("status " + endpoint);
+    return statuses.getOrDefault(endpoint, new LocalObservation.Refused(endpoint));
+  }
+
+  @Override
+  public Membership memberList(String endpoint) {
+    calls.add("list " + endpoint);
+    return lists.getOrDefault(endpoint, new Membership.Unknown(endpoint + " down"));
+  }
+
+  @Override
+  public ChangeAnswer promote(String endpoint, long memberId) {
+    calls.add("promote " + endpoint + " " + memberId);
+    onPromote.run();
+    return promoteAnswers.isEmpty() ? new ChangeAnswer.Accepted() : promoteAnswers.removeFirst();
+  }
+
+  /** Answers to add calls, in order; an error when empty (tests that add set them). */
+  final Deque<AddAnswer> addAnswers = new ArrayDeque<>();
+
+  @Override
+  public AddAnswer addLearner(String endpoint, List<String> peerUrls) {
+    calls.add("add " + endpoint + " " + peerUrls);
+    return addAnswers.isEmpty()
+        ? new AddAnswer.Error("UNAVAILABLE", "no answer scripted")
+        : addAnswers.removeFirst();
+  }
+
+  @Override
+  public ChangeAnswer removeMember(String endpoint, long memberId) {
+    calls.add("remove " + endpoint + " " + memberId);
+    return new ChangeAnswer.Accepted();
+  }
+
+  @Override
+  public void close() {}
+}

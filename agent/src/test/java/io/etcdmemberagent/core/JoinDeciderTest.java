@@ -1,0 +1,91 @@
+package io.etcdmemberagent.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class JoinDeciderTest {
+
+  static final List<String> PEERS = List.of("http://etcd-2.etcd:2380");
+  static final Membership.Known TWO =
+      new Membership.Known(
+          List.of(
+              new MemberInfo(1, "etcd-0", List.of("http://etcd-0.etcd:2380"), List.of("c0"), false),
+              new MemberInfo(
+                  2, "etcd-1", List.of("http://etcd-1.etcd:2380"), List.of("c1"), false)),
+          "c0");
+
+  static JoinFacts facts(
+      boolean data, Membership m, boolean bootstrap, Duration noCluster, boolean replace) {
+    return new JoinFacts(
+        "etcd-2", PEERS, data, m, bootstrap, noCluster, Duration.ofSeconds(30), replace);
+  }
+
+  static Membership.Known with(MemberInfo self) {
+    return new Membership.Known(List.of(TWO.members().get(0), TWO.members().get(1), self), "c0");
+  }
+
+  @Test
+  void aDataDirWithAMemberRestartsWhateverTheClusterSays() {
+    assertThat(
+            JoinDecider.decide(
+                facts(true, new Membership.Unknown("down"), true, Duration.ofHours(1), true)))
+        .isEqualTo(new JoinPlan.RestartFromData());
+  }
+
+  @Test
+  void aNewMemberIsAddedAsALearner() {
+    assertThat(JoinDecider.decide(facts(false, TWO, false, Duration.ZERO, false)))
+        .isEqualTo(new JoinPlan.AddLearner());
+  }
+
+  @Test
+  void anAddedButUnstartedMemberIsReusedNotAddedAgain() {
+    MemberInfo self = new MemberInfo(3, "", PEERS, List.of(), true);
+    assertThat(JoinDecider.decide(facts(false, with(self), false, Duration.ZERO, false)))
+        .isEqualTo(new JoinPlan.Reuse(self));
+  }
+
+  @Test
+  void aStartedMemberWithAnEmptyDataDirLostItsVolume() {
+    MemberInfo self = new MemberInfo(3, "etcd-2", PEERS, List.of("c2"), false);
+    JoinPlan plan = JoinDecider.decide(facts(false, with(self), false, Duration.ZERO, false));
+    assertThat(plan).isInstanceOf(JoinPlan.Fail.class);
+    assertThat(((JoinPlan.Fail) plan).message())
+        .contains("volume was lost", "--replace-lost-member");
+    assertThat(JoinDecider.decide(facts(false, with(self), false, Duration.ZERO, true)))
+        .isEqualTo(new JoinPlan.Replace(self));
+  }
+
+  @Test
+  void onlyTheBootstrapMemberBootstrapsAndOnlyAfterTheWholeWait() {
+    Membership none = new Membership.Unknown("connection refused");
+    assertThat(JoinDecider.decide(facts(false, none, false, Duration.ofHours(1), false)))
+        .isInstanceOf(JoinPlan.Wait.class);
+    assertThat(JoinDecider.decide(facts(false, none, true, Duration.ofSeconds(29), false)))
+        .isInstanceOf(JoinPlan.Wait.class);
+    assertThat(JoinDecider.decide(facts(false, none, true, Duration.ofSeconds(30), false)))
+        .isEqualTo(new JoinPlan.Bootstrap());
+    assertThat(JoinDecider.decide(facts(false, TWO, true, Duration.ofHours(1), false)))
+        .as("a bootstrap member that finds a cluster joins it")
+        .isEqualTo(new JoinPlan.AddLearner());
+  }
+
+  @Test
+  void theInitialClusterListsEveryMemberWithPlaceholdersForUnstartedOthers() {
+    Membership.Known members =
+        new Membership.Known(
+            List.of(
+                TWO.members().get(0),
+                new MemberInfo(0xabc, "", List.of("http://etcd-3.etcd:2380"), List.of(), true),
+                new MemberInfo(3, "", PEERS, List.of(), true)),
+            "c0");
+    assertThat(InitialCluster.forJoin(members, "etcd-2", PEERS))
+        .isEqualTo(
+            "etcd-0=http://etcd-0.etcd:2380,unstarted-abc=http://etcd-3.etcd:2380,etcd-2=http://etcd-2.etcd:2380");
+    assertThat(InitialCluster.forSelf("etcd-0", List.of("http://a:2380")))
+        .isEqualTo("etcd-0=http://a:2380");
+  }
+}
