@@ -3,6 +3,7 @@ package io.etcdmemberagent.app;
 import io.etcdmemberagent.core.Check;
 import io.etcdmemberagent.core.PollOutcome;
 import io.etcdmemberagent.core.PromotionAttempt;
+import io.etcdmemberagent.core.PromotionDecision;
 import io.etcdmemberagent.core.Verdict;
 import java.util.HashMap;
 import java.util.Map;
@@ -12,6 +13,7 @@ final class TransitionLog {
 
   private Verdict previous;
   private boolean wasStalled;
+  private String lastDecision = "";
   private final Map<String, String> lastCheckOutcome = new HashMap<>();
 
   void observe(PollOutcome outcome) {
@@ -59,6 +61,11 @@ final class TransitionLog {
             c.message());
       }
     }
+    String decision = describe(outcome.promotion());
+    if (!decision.equals(lastDecision)) {
+      EventLog.info("promotion-decision", "seq", outcome.sequence(), "decision", decision);
+      lastDecision = decision;
+    }
     boolean stalled = outcome.progress().stalled();
     if (stalled != wasStalled) {
       EventLog.warn(
@@ -84,6 +91,17 @@ final class TransitionLog {
     } else {
       EventLog.warn("promotion-failed", fields);
     }
+  }
+
+  /** The decision's kind and reason, without numbers that change every poll. */
+  private static String describe(PromotionDecision d) {
+    if (d instanceof PromotionDecision.Hold hold) {
+      return "Hold/" + hold.reason();
+    }
+    if (d instanceof PromotionDecision.BackingOff b) {
+      return "BackingOff/" + b.lastResult();
+    }
+    return d.getClass().getSimpleName();
   }
 
   private static String failing(Verdict verdict) {

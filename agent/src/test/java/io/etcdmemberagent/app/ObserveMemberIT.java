@@ -60,14 +60,15 @@ class ObserveMemberIT {
 
   @ParameterizedTest(name = "etcd {0}")
   @MethodSource("versions")
-  void aLearnerIsReportedAsSuchAndNeverReady(String version) {
+  void aLearnerIsReportedAsSuchNeverReadyAndObservedOnly(String version) {
     try (EtcdCluster cluster = EtcdCluster.start(version, 3)) {
       EtcdMember learner = cluster.addMember(true);
       try (InProcessAgent agent =
           agentFor(
               learner,
               "--cluster-endpoints=" + cluster.clientUrls(),
-              "--peer-urls=" + learner.peerUrl())) {
+              "--peer-urls=" + learner.peerUrl(),
+              "--promote=false")) {
         Poll.until(
             "the unstarted learner to be reported NotStarted",
             Duration.ofSeconds(15),
@@ -91,6 +92,14 @@ class ObserveMemberIT {
             .as("a learner in sync passes every other check")
             .isEqualTo(200);
         assertThat(agent.get("/metrics").body()).contains("etcd_member_agent_is_learner 1.0");
+        Poll.until(
+            "observe-only: the rule holds, nothing is promoted",
+            Duration.ofSeconds(15),
+            () -> agent.get("/status").body().contains("\"decision\":\"ObserveOnly\""));
+        assertThat(agent.get("/status").body()).contains("\"history\":[]");
+        assertThat(cluster.client().members(cluster.member(0).clientUrl()))
+            .filteredOn(m -> m.getPeerURLsList().contains(learner.peerUrl()))
+            .allMatch(m -> m.getIsLearner());
       }
     }
   }

@@ -11,16 +11,30 @@ class ReadmeConfigurationTest {
 
   @Test
   void everyRunFlagIsDocumentedWithItsTwinAndDefault() throws Exception {
+    assertDocumented("### Configuration of `run`", RunConfig.FLAGS);
+  }
+
+  @Test
+  void everyJoinFlagIsDocumentedWithItsTwinAndDefault() throws Exception {
+    assertDocumented("### Configuration of `join`", JoinConfig.FLAGS);
+  }
+
+  private static void assertDocumented(String heading, java.util.List<Flag> flags)
+      throws Exception {
     String readme = Files.readString(Path.of("..", "README.md"));
-    for (Flag flag : RunConfig.FLAGS) {
+    int start = readme.indexOf(heading);
+    assertThat(start).as("README has a section " + heading).isNotNegative();
+    int end = readme.indexOf("\n#", start + heading.length());
+    String section = readme.substring(start, end < 0 ? readme.length() : end);
+    for (Flag flag : flags) {
       String row =
-          readme
+          section
               .lines()
               .filter(l -> l.startsWith("| `" + flag.display() + "` |"))
               .findFirst()
               .orElseThrow(() -> new AssertionError("README lacks a row for " + flag.display()));
       assertThat(row).contains("`" + flag.envName() + "`");
-      if (!flag.defaultValue().isEmpty()) {
+      if (flag.defaultValue() != null && !flag.defaultValue().isEmpty()) {
         assertThat(row).as(flag.display()).contains("`" + flag.defaultValue() + "`");
       }
     }

@@ -33,10 +33,14 @@ class DemoScriptE2E {
       assertThat(demo.exitValue()).as("demo exit status").isZero();
       assertThat(text)
           .contains("all three voters ready")
+          .contains("joined-as-learner")
+          .contains("ETCD_INITIAL_CLUSTER_STATE='existing'")
           .contains("before its etcd runs: state NotStarted")
           .contains("m3: state=Learner")
           .contains("[-]voter failed: not a started voting member: Learner")
-          .contains("etcd_member_agent_is_learner 1.0")
+          .contains("m3 was promoted by its own agent")
+          .contains("\"result\":\"promoted\"")
+          .contains("etcd_member_agent_is_voter 1.0")
           .contains("demo finished");
     } finally {
       Files.deleteIfExists(out);
