@@ -177,7 +177,7 @@ class LearnerLifecycleE2E {
 
   @ParameterizedTest(name = "etcd {0}")
   @MethodSource("versions")
-  void restartingAJoinedMemberNeitherReAddsNorFails(String version) {
+  void aRestartKeepsTheMemberAndALostVolumeIsReplacedOnlyWhenAllowed(String version) {
     List<Pod> all = createPods(version, 3);
     bootstrapFirst(all.get(0));
     growBy(all.get(1));
@@ -195,5 +195,32 @@ class LearnerLifecycleE2E {
     Poll.until(pod.name() + " ready again", Duration.ofSeconds(60), () -> ready(pod));
     assertThat(members()).hasSize(3);
     assertThat(memberOf(pod).orElseThrow().getID()).isEqualTo(idBefore);
+
+    // The pod's volume is lost: its member is started in the cluster, its data dir is empty.
+    pod.close();
+    deleteTree(pod.dataDir());
+    assertThat(pod.join(clientUrls())).as("join without --replace-lost-member").isEqualTo(1);
+    assertThat(pod.lastJoinOutput).contains("volume was lost", "--replace-lost-member");
+    assertThat(memberOf(pod).orElseThrow().getID()).as("nothing changed").isEqualTo(idBefore);
+
+    assertThat(pod.join(clientUrls(), "--replace-lost-member=true"))
+        .as(pod.lastJoinOutput)
+        .isZero();
+    assertThat(pod.lastJoinOutput)
+        .contains("\"event\":\"join-replaced-lost-member\"", "\"event\":\"joined-as-learner\"");
+    assertThat(memberOf(pod).orElseThrow().getID()).isNotEqualTo(idBefore);
+    pod.startAgent(clientUrls());
+    pod.startEtcd();
+    Poll.until(
+        pod.name() + " a voter again", Duration.ofSeconds(90), () -> ready(pod) && isVoter(pod));
+    assertThat(members()).hasSize(3).allMatch(m -> !m.getIsLearner());
+  }
+
+  private static void deleteTree(Path dir) {
+    try (Stream<Path> paths = Files.walk(dir)) {
+      paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 }
