@@ -71,11 +71,7 @@ public record JoinConfig(
       throw new ConfigException(
           "--cluster-endpoints is required (only the --bootstrap-member may go without)");
     }
-    TlsFiles tls =
-        new TlsFiles(v.readableFile("cacert"), v.readableFile("cert"), v.readableFile("key"));
-    if (tls.cert().isPresent() != tls.key().isPresent()) {
-      throw new ConfigException("--cert and --key must be given together");
-    }
+    TlsFiles tls = TlsFiles.parse(v);
     Path envFile = Path.of(v.string("env-file"));
     Path parent = envFile.toAbsolutePath().getParent();
     if (parent == null || !java.nio.file.Files.isDirectory(parent)) {

@@ -68,11 +68,7 @@ public record RunConfig(
     URI etcd = v.url("etcd-endpoint");
     List<URI> cluster = v.urlList("cluster-endpoints");
     List<String> peers = v.urlList("peer-urls").stream().map(URI::toString).toList();
-    TlsFiles tls =
-        new TlsFiles(v.readableFile("cacert"), v.readableFile("cert"), v.readableFile("key"));
-    if (tls.cert().isPresent() != tls.key().isPresent()) {
-      throw new ConfigException("--cert and --key must be given together");
-    }
+    TlsFiles tls = TlsFiles.parse(v);
     Duration poll = v.positiveDuration("poll-interval");
     Duration timeout = v.positiveDuration("etcd-timeout");
     PromotionSettings promotion =

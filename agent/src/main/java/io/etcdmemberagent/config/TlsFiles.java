@@ -10,6 +10,16 @@ public record TlsFiles(Optional<Path> caCert, Optional<Path> cert, Optional<Path
     return new TlsFiles(Optional.empty(), Optional.empty(), Optional.empty());
   }
 
+  /** {@code --cacert}, {@code --cert}, {@code --key}: readable files; cert and key together. */
+  static TlsFiles parse(FlagValues v) throws ConfigException {
+    TlsFiles tls =
+        new TlsFiles(v.readableFile("cacert"), v.readableFile("cert"), v.readableFile("key"));
+    if (tls.cert().isPresent() != tls.key().isPresent()) {
+      throw new ConfigException("--cert and --key must be given together");
+    }
+    return tls;
+  }
+
   public boolean any() {
     return caCert.isPresent() || cert.isPresent();
   }

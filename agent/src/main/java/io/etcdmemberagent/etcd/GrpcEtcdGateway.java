@@ -24,6 +24,7 @@ import java.net.ConnectException;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * {@link EtcdGateway} over etcd's gRPC API (jetcd's generated stubs), one channel per endpoint,
@@ -107,11 +108,25 @@ public final class GrpcEtcdGateway implements EtcdGateway {
 
   @Override
   public ChangeAnswer removeMember(String endpoint, long memberId) {
+    return change(
+        endpoint,
+        stub -> stub.memberRemove(MemberRemoveRequest.newBuilder().setID(memberId).build()));
+  }
+
+  @Override
+  public ChangeAnswer promote(String endpoint, long memberId) {
+    return change(
+        endpoint,
+        stub -> stub.memberPromote(MemberPromoteRequest.newBuilder().setID(memberId).build()));
+  }
+
+  /** One membership change through one endpoint, with the deadline; never retried. */
+  private ChangeAnswer change(String endpoint, Consumer<ClusterGrpc.ClusterBlockingStub> call) {
     try {
       long deadline = System.nanoTime() + timeout.toNanos();
-      ClusterGrpc.newBlockingStub(channels.forEndpoint(endpoint, deadline))
-          .withDeadlineAfter(remaining(deadline), TimeUnit.NANOSECONDS)
-          .memberRemove(MemberRemoveRequest.newBuilder().setID(memberId).build());
+      call.accept(
+          ClusterGrpc.newBlockingStub(channels.forEndpoint(endpoint, deadline))
+              .withDeadlineAfter(remaining(deadline), TimeUnit.NANOSECONDS));
       return new ChangeAnswer.Accepted();
     } catch (StatusRuntimeException e) {
       return new ChangeAnswer.Error(e.getStatus().getCode().name(), message(e));
@@ -129,21 +144,6 @@ public final class GrpcEtcdGateway implements EtcdGateway {
   /** At least a millisecond, so a spent budget still gives a call that fails as a timeout. */
   private static long remaining(long deadlineNanos) {
     return Math.max(1_000_000L, deadlineNanos - System.nanoTime());
-  }
-
-  @Override
-  public ChangeAnswer promote(String endpoint, long memberId) {
-    try {
-      long deadline = System.nanoTime() + timeout.toNanos();
-      ClusterGrpc.newBlockingStub(channels.forEndpoint(endpoint, deadline))
-          .withDeadlineAfter(remaining(deadline), TimeUnit.NANOSECONDS)
-          .memberPromote(MemberPromoteRequest.newBuilder().setID(memberId).build());
-      return new ChangeAnswer.Accepted();
-    } catch (StatusRuntimeException e) {
-      return new ChangeAnswer.Error(e.getStatus().getCode().name(), message(e));
-    } catch (RuntimeException e) {
-      return new ChangeAnswer.Error("UNKNOWN", e.toString());
-    }
   }
 
   private static MemberInfo member(Member m) {

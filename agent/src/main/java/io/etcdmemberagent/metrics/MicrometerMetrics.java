@@ -44,20 +44,11 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
   private final JvmGcMetrics gcMetrics = new JvmGcMetrics();
 
   public MicrometerMetrics() {
-    pollDuration =
-        Timer.builder(PREFIX + "poll_duration")
-            .description("Time one poll of etcd took")
-            .publishPercentileHistogram()
-            .minimumExpectedValue(Duration.ofMillis(1))
-            .maximumExpectedValue(Duration.ofSeconds(30))
-            .register(registry);
+    pollDuration = histogram("poll_duration", "Time one poll of etcd took");
     promoteDuration =
-        Timer.builder(PREFIX + "promote_attempt_duration")
-            .description("Time one promote attempt took, with the member list re-read on error")
-            .publishPercentileHistogram()
-            .minimumExpectedValue(Duration.ofMillis(1))
-            .maximumExpectedValue(Duration.ofSeconds(30))
-            .register(registry);
+        histogram(
+            "promote_attempt_duration",
+            "Time one promote attempt took, with the member list re-read on error");
     for (PromoteResult result : PromoteResult.values()) {
       Counter.builder(PREFIX + "promotions")
           .description("Promotion attempts by result")
@@ -106,18 +97,6 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
         "last_poll_timestamp_seconds",
         "when the last poll started (Unix time)",
         o -> o.snapshot().takenAt().toEpochMilli() / 1000.0);
-    gauge(
-        "learner_catch_up_ratio",
-        "a learner's applied index / the leader's raftIndex (NaN when not a learner)",
-        o -> o.progress().catchUpRatio().orElse(Double.NaN));
-    gauge(
-        "learner_stalled",
-        "1 when a learner made no progress for --stall-timeout",
-        o -> bit(o.progress().stalled()));
-    gauge(
-        "join_to_voter_seconds",
-        "time from first seeing this member as a learner to seeing it as a voter",
-        o -> o.progress().joinToVoter().map(d -> d.toMillis() / 1000.0).orElse(Double.NaN));
     for (String check : CheckNames.ALL) {
       Gauge.builder(PREFIX + "check_passed", latest, ref -> checkPassed(ref.get(), check))
           .description("1 when the readiness check passes")
@@ -139,6 +118,15 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
     gcMetrics.bindTo(registry);
     new ProcessorMetrics().bindTo(registry);
     new UptimeMetrics().bindTo(registry);
+  }
+
+  private Timer histogram(String name, String help) {
+    return Timer.builder(PREFIX + name)
+        .description(help)
+        .publishPercentileHistogram()
+        .minimumExpectedValue(Duration.ofMillis(1))
+        .maximumExpectedValue(Duration.ofSeconds(30))
+        .register(registry);
   }
 
   private void gauge(String name, String help, ToDoubleFunction<PollOutcome> value) {

@@ -5,7 +5,6 @@ import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /** One real etcd process of a test cluster, with its ports and data dir. */
 public final class EtcdMember {
@@ -116,29 +115,10 @@ public final class EtcdMember {
 
   /** SIGKILL, and wait until the process is gone. */
   public void kill() {
-    if (process == null) {
-      return;
-    }
-    signal("CONT");
-    process.destroyForcibly();
-    try {
-      process.waitFor(10, TimeUnit.SECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    Processes.kill(process);
   }
 
   private void signal(String signal) {
-    if (process == null || !process.isAlive()) {
-      return;
-    }
-    try {
-      Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).start();
-      kill.waitFor(5, TimeUnit.SECONDS);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    Processes.signal(process, signal);
   }
 }

@@ -9,7 +9,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 /**
  * One StatefulSet pod played on this machine: a {@code join} process (the init container), an etcd
@@ -165,31 +164,11 @@ public final class Pod implements AutoCloseable {
   }
 
   public void signalEtcd(String signal) {
-    if (!etcdRunning()) {
-      return;
-    }
-    try {
-      new ProcessBuilder("kill", "-" + signal, Long.toString(etcd.pid()))
-          .start()
-          .waitFor(5, TimeUnit.SECONDS);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    Processes.signal(etcd, signal);
   }
 
   public void killEtcd() {
-    if (etcd == null) {
-      return;
-    }
-    signalEtcd("CONT");
-    etcd.destroyForcibly();
-    try {
-      etcd.waitFor(10, TimeUnit.SECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    Processes.kill(etcd);
   }
 
   public void stopAgent() {
