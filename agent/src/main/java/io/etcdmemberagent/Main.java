@@ -46,7 +46,7 @@ public final class Main {
           }
           RunConfig config = RunConfig.parse(rest, env);
           EventLog.configure(config.log().format(), config.log().level(), System.err);
-          new RunCommand(config).runUntilStopped();
+          new RunCommand(config, env).runUntilStopped();
           return OK;
         }
         case "join" -> {

@@ -16,7 +16,7 @@ class ArchitectureTest {
           .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
           .importPackages("io.etcdmemberagent");
 
-  static final String[] ADAPTERS = {"etcd", "http", "metrics", "config"};
+  static final String[] ADAPTERS = {"etcd", "kube", "http", "metrics", "config"};
 
   @Test
   void theCoreUsesNoLibraryAndNoIo() {

@@ -17,6 +17,13 @@ class MainTest {
   }
 
   @Test
+  void kubernetesAskedForButAbsentExitsWithTwo() {
+    assertThat(Main.execute(List.of("run", "--kube=on", "--http-port=0"), Map.of())).isEqualTo(2);
+    assertThat(Main.execute(List.of("run", "--kube=on", "--kubeconfig=/nonexistent"), Map.of()))
+        .isEqualTo(2);
+  }
+
+  @Test
   void versionAndHelpSucceed() {
     assertThat(Main.execute(List.of("version"), Map.of())).isEqualTo(0);
     assertThat(Main.execute(List.of("run", "--help"), Map.of())).isEqualTo(0);

@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Supplier;
 
 /** What HTTP serves: the loop's latest outcome, plus start-up, shutdown and staleness. */
 final class AgentState implements AgentView {
@@ -20,14 +21,15 @@ final class AgentState implements AgentView {
   private final PollLoop loop;
   private final Clock clock;
   private final Duration maxVerdictAge;
-  private final Map<String, Object> extras;
+  private final Supplier<Map<String, Object>> extras;
   private volatile boolean shuttingDown;
 
-  AgentState(PollLoop loop, Clock clock, Duration maxVerdictAge, Map<String, Object> extras) {
+  AgentState(
+      PollLoop loop, Clock clock, Duration maxVerdictAge, Supplier<Map<String, Object>> extras) {
     this.loop = loop;
     this.clock = clock;
     this.maxVerdictAge = maxVerdictAge;
-    this.extras = Map.copyOf(extras);
+    this.extras = extras;
   }
 
   void beginShutdown() {
@@ -69,6 +71,6 @@ final class AgentState implements AgentView {
 
   @Override
   public Map<String, Object> statusExtras() {
-    return extras;
+    return extras.get();
   }
 }

@@ -19,6 +19,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 
 /**
  * Polls on one thread: collect a snapshot, decide readiness, watch a learner, promote it when the
@@ -40,6 +41,7 @@ final class PollLoop implements AutoCloseable {
   private final TransitionLog transitions;
   private final Clock clock;
   private final Intervals intervals;
+  private final Consumer<PollOutcome> publisher;
   private final ScheduledExecutorService thread =
       Executors.newSingleThreadScheduledExecutor(
           r -> {
@@ -60,7 +62,8 @@ final class PollLoop implements AutoCloseable {
       AgentMetrics metrics,
       TransitionLog transitions,
       Clock clock,
-      Intervals intervals) {
+      Intervals intervals,
+      Consumer<PollOutcome> publisher) {
     this.collector = collector;
     this.evaluator = evaluator;
     this.learnerWatch = learnerWatch;
@@ -70,6 +73,7 @@ final class PollLoop implements AutoCloseable {
     this.transitions = transitions;
     this.clock = clock;
     this.intervals = intervals;
+    this.publisher = publisher;
     this.lastProgress = clock.instant();
   }
 
@@ -134,6 +138,7 @@ final class PollLoop implements AutoCloseable {
     latest.set(outcome);
     metrics.recordPoll(outcome);
     transitions.observe(outcome);
+    publisher.accept(outcome);
     return outcome;
   }
 

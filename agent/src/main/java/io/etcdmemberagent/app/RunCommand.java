@@ -1,10 +1,15 @@
 package io.etcdmemberagent.app;
 
 import io.etcdmemberagent.config.GoDuration;
+import io.etcdmemberagent.config.KubeSettings;
 import io.etcdmemberagent.config.PromotionSettings;
 import io.etcdmemberagent.config.RunConfig;
+import io.etcdmemberagent.core.DesiredConditions;
+import io.etcdmemberagent.core.EventDetector;
 import io.etcdmemberagent.core.LearnerWatch;
 import io.etcdmemberagent.core.MemberEvaluator;
+import io.etcdmemberagent.core.PodApi;
+import io.etcdmemberagent.core.PollOutcome;
 import io.etcdmemberagent.core.PromotionPolicy;
 import io.etcdmemberagent.core.PromotionTracker;
 import io.etcdmemberagent.core.ReadinessPolicy;
@@ -12,14 +17,18 @@ import io.etcdmemberagent.etcd.ClientTls;
 import io.etcdmemberagent.etcd.GrpcEtcdGateway;
 import io.etcdmemberagent.http.HttpServer;
 import io.etcdmemberagent.http.MetricsSource;
+import io.etcdmemberagent.kube.ClientJavaPodApi;
 import io.etcdmemberagent.metrics.MicrometerMetrics;
+import java.io.IOException;
 import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Consumer;
 
 /** The {@code run} subcommand: wires the adapters around the core and runs until SIGTERM. */
 public final class RunCommand {
@@ -39,9 +48,13 @@ public final class RunCommand {
   private PollLoop loop;
   private AgentState state;
   private HttpServer http;
+  private KubeSync kube;
+  private final Map<String, String> env;
 
-  public RunCommand(RunConfig config) {
+  /** {@code env}: the process environment, for in-cluster detection. */
+  public RunCommand(RunConfig config, Map<String, String> env) {
     this.config = config;
+    this.env = Map.copyOf(env);
   }
 
   /**
@@ -68,6 +81,11 @@ public final class RunCommand {
             new ClientTls(config.tls().caCert(), config.tls().cert(), config.tls().key()),
             config.etcdTimeout());
     metrics = new MicrometerMetrics();
+    Optional<PodApi> podApi = connectKube();
+    kube =
+        podApi
+            .map(api -> new KubeSync(api, clock, config.kube().resyncInterval(), metrics))
+            .orElse(null);
     MembershipReader membership =
         new MembershipReader(
             etcd,
@@ -95,8 +113,9 @@ public final class RunCommand {
             metrics,
             new TransitionLog(),
             clock,
-            new PollLoop.Intervals(config.pollInterval(), p.learnerPollInterval()));
-    state = new AgentState(loop, clock, maxVerdictAge(), statusExtras());
+            new PollLoop.Intervals(config.pollInterval(), p.learnerPollInterval()),
+            publisher());
+    state = new AgentState(loop, clock, maxVerdictAge(), this::statusExtras);
     try {
       http = HttpServer.start(config.httpHost(), config.httpPort(), state, metricsSource());
     } catch (RuntimeException e) {
@@ -109,6 +128,9 @@ public final class RunCommand {
               + ": "
               + rootMessage(e),
           e);
+    }
+    if (kube != null) {
+      kube.start(DesiredConditions.starting());
     }
     loop.start();
     EventLog.info(
@@ -124,7 +146,63 @@ public final class RunCommand {
         "maxLagEntries",
         config.maxLagEntries(),
         "kube",
-        "off");
+        kubeDescription());
+  }
+
+  private String kubeDescription() {
+    KubeSettings k = config.kube();
+    return kube == null
+        ? "off"
+        : k.podNamespace().orElse("")
+            + "/"
+            + k.podName().orElse("")
+            + k.kubeconfig().map(path -> " via " + path).orElse(" in-cluster");
+  }
+
+  /**
+   * Connects to the API server when {@code --kube} asks for it and one is there: a kubeconfig, or
+   * this process runs in a Pod with a service account.
+   */
+  private Optional<PodApi> connectKube() throws StartupException {
+    KubeSettings k = config.kube();
+    boolean available = k.kubeconfig().isPresent() || ClientJavaPodApi.inCluster(env);
+    if (k.mode().equals("off") || (k.mode().equals("auto") && !available)) {
+      return Optional.empty();
+    }
+    if (!available) {
+      throw new StartupException(
+          "--kube=on, but there is no kubeconfig (--kubeconfig, $KUBECONFIG) and this is not a"
+              + " Pod with a service account",
+          null);
+    }
+    if (k.podName().isEmpty() || k.podNamespace().isEmpty()) {
+      throw new StartupException(
+          "Kubernetes needs this Pod's name and namespace: set --pod-name and --pod-namespace"
+              + " (or POD_NAME and POD_NAMESPACE from the downward API), or --kube=off",
+          null);
+    }
+    try {
+      return Optional.of(
+          ClientJavaPodApi.connect(
+              k.kubeconfig(),
+              k.podNamespace().get(),
+              k.podName().get(),
+              k.conditionPrefix(),
+              k.timeout()));
+    } catch (IOException | RuntimeException e) {
+      throw new StartupException("cannot set up the Kubernetes client: " + rootMessage(e), e);
+    }
+  }
+
+  /** Hands each poll's desired conditions and events to the Kubernetes publisher, if any. */
+  private Consumer<PollOutcome> publisher() {
+    if (kube == null) {
+      return outcome -> {};
+    }
+    EventDetector events = new EventDetector();
+    return outcome ->
+        kube.offer(
+            DesiredConditions.from(outcome.verdict(), outcome.progress()), events.observe(outcome));
   }
 
   /**
@@ -149,8 +227,13 @@ public final class RunCommand {
     agent.put("promoteStablePolls", config.promotion().stablePolls());
     agent.put("learnerPollInterval", GoDuration.format(config.promotion().learnerPollInterval()));
     agent.put("stallTimeout", GoDuration.format(config.promotion().stallTimeout()));
-    agent.put("kube", "off");
-    return Map.of("agent", agent);
+    agent.put("kube", kubeDescription());
+    Map<String, Object> extras = new LinkedHashMap<>();
+    extras.put("agent", agent);
+    if (kube != null) {
+      extras.put("kube", kube.status());
+    }
+    return extras;
   }
 
   private MetricsSource metricsSource() {
@@ -186,7 +269,7 @@ public final class RunCommand {
   }
 
   private void closeQuietly() {
-    for (AutoCloseable c : new AutoCloseable[] {loop, http, etcd, metrics}) {
+    for (AutoCloseable c : new AutoCloseable[] {loop, kube, http, etcd, metrics}) {
       if (c == null) {
         continue;
       }

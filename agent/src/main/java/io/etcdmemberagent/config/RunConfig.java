@@ -1,9 +1,11 @@
 package io.etcdmemberagent.config;
 
 import java.net.URI;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /** The immutable configuration of the {@code run} subcommand. */
 public record RunConfig(
@@ -16,7 +18,7 @@ public record RunConfig(
     Duration etcdTimeout,
     long maxLagEntries,
     PromotionSettings promotion,
-    String kube,
+    KubeSettings kube,
     TlsFiles tls,
     LogConfig log) {
 
@@ -56,7 +58,20 @@ public record RunConfig(
           new Flag("promote-max-backoff", "10s", "longest wait between promote attempts"),
           new Flag(
               "stall-timeout", "5m", "report a learner stalled after this long without progress"),
-          new Flag("kube", "auto", "publish to Kubernetes: auto or off"),
+          new Flag(
+              "kube",
+              "auto",
+              "publish Pod conditions and events: auto (in a Pod or with a kubeconfig), on, off"),
+          new Flag("kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, else in-cluster)"),
+          new Flag("pod-name", "", "this Pod's name (default: $POD_NAME, from the downward API)"),
+          new Flag(
+              "pod-namespace", "", "this Pod's namespace (default: $POD_NAMESPACE, downward API)"),
+          new Flag("condition-prefix", "etcd-member-agent.io", "prefix of our Pod condition types"),
+          new Flag("kube-timeout", "5s", "timeout of every Kubernetes API call"),
+          new Flag(
+              "resync-interval",
+              "5m",
+              "re-read the Pod this often and restore our conditions if something removed them"),
           new Flag("cacert", "", "PEM CA bundle that signs etcd's client certificate"),
           new Flag("cert", "", "PEM client certificate for etcd (with --key)"),
           new Flag("key", "", "PEM private key of --cert: PKCS#8, PKCS#1 RSA or EC"),
@@ -92,9 +107,38 @@ public record RunConfig(
         timeout,
         v.longAtLeast("max-lag-entries", 0),
         promotion,
-        v.choice("kube", List.of("auto", "off")),
+        kube(v, env),
         tls,
         logConfig(v));
+  }
+
+  private static KubeSettings kube(FlagValues v, Map<String, String> env) throws ConfigException {
+    String prefix = v.string("condition-prefix");
+    if (!prefix.matches("[a-z0-9]([-a-z0-9.]*[a-z0-9])?")) {
+      throw new ConfigException(
+          "invalid value \""
+              + prefix
+              + "\" for --condition-prefix: expected a DNS subdomain"
+              + " such as etcd-member-agent.io");
+    }
+    Optional<String> kubeconfig =
+        v.optional("kubeconfig").or(() -> Optional.ofNullable(env.get("KUBECONFIG")));
+    if (kubeconfig.isPresent() && !java.nio.file.Files.isReadable(Path.of(kubeconfig.get()))) {
+      throw new ConfigException(
+          "invalid value \"" + kubeconfig.get() + "\" for --kubeconfig: no such readable file");
+    }
+    return new KubeSettings(
+        v.choice("kube", List.of("auto", "on", "off")),
+        kubeconfig.map(Path::of),
+        v.optional("pod-name").or(() -> nonBlank(env.get("POD_NAME"))),
+        v.optional("pod-namespace").or(() -> nonBlank(env.get("POD_NAMESPACE"))),
+        prefix,
+        v.positiveDuration("kube-timeout"),
+        v.positiveDuration("resync-interval"));
+  }
+
+  private static Optional<String> nonBlank(String s) {
+    return s == null || s.isBlank() ? Optional.empty() : Optional.of(s.trim());
   }
 
   static LogConfig logConfig(FlagValues v) throws ConfigException {

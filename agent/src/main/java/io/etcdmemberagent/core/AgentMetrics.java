@@ -10,9 +10,27 @@ public interface AgentMetrics {
 
         @Override
         public void recordPromotion(PromotionAttempt attempt) {}
+
+        @Override
+        public void recordPatch(String result, java.time.Duration took) {}
+
+        @Override
+        public void recordEvent(String result) {}
+
+        @Override
+        public void recordKubeState(boolean pending, java.time.Instant lastSync) {}
       };
 
   void recordPoll(PollOutcome outcome);
 
   void recordPromotion(PromotionAttempt attempt);
+
+  /** One {@code pods/status} patch: {@code result} ok, conflict, retry or rejected. */
+  void recordPatch(String result, java.time.Duration took);
+
+  /** One Event post: ok, retry, rejected or dropped (deduplicated or rate limited). */
+  void recordEvent(String result);
+
+  /** Whether a desired state waits to be written, and when the API last held ours. */
+  void recordKubeState(boolean pending, java.time.Instant lastSync);
 }

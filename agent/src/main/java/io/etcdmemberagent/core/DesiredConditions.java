@@ -11,10 +11,12 @@ public final class DesiredConditions {
   public static List<PodCondition> starting() {
     String message = "the agent has not finished its first poll";
     return List.of(
-        new PodCondition(ConditionNames.READY, false, "Starting", message),
-        new PodCondition(ConditionNames.VOTING_MEMBER, false, "Starting", message),
-        new PodCondition(ConditionNames.IN_SYNC, false, "Starting", message),
-        new PodCondition(ConditionNames.ALARMS_CLEAR, false, "Starting", message));
+        new PodCondition(ConditionNames.READY, ConditionStatus.FALSE, "Starting", message),
+        new PodCondition(ConditionNames.VOTING_MEMBER, ConditionStatus.FALSE, "Starting", message),
+        new PodCondition(ConditionNames.IN_SYNC, ConditionStatus.FALSE, "Starting", message),
+        new PodCondition(ConditionNames.ALARMS_CLEAR, ConditionStatus.FALSE, "Starting", message),
+        new PodCondition(ConditionNames.PEER_TLS, ConditionStatus.FALSE, "Starting", message),
+        new PodCondition(ConditionNames.DISK_HEALTHY, ConditionStatus.FALSE, "Starting", message));
   }
 
   public static List<PodCondition> from(Verdict verdict, LearnerProgress progress) {
@@ -22,33 +24,49 @@ public final class DesiredConditions {
         ready(verdict),
         votingMember(verdict, progress),
         fromCheck(ConditionNames.IN_SYNC, verdict, CheckNames.IN_SYNC),
-        fromCheck(ConditionNames.ALARMS_CLEAR, verdict, CheckNames.ALARMS));
+        fromCheck(ConditionNames.ALARMS_CLEAR, verdict, CheckNames.ALARMS),
+        notChecked(ConditionNames.PEER_TLS, "peer TLS"),
+        notChecked(ConditionNames.DISK_HEALTHY, "the data dir and disk"));
+  }
+
+  /** A condition of the contract whose check this version does not make yet: Unknown. */
+  private static PodCondition notChecked(String name, String what) {
+    return new PodCondition(
+        name, ConditionStatus.UNKNOWN, "NotChecked", what + " is not checked by this version");
   }
 
   private static PodCondition votingMember(Verdict verdict, LearnerProgress progress) {
     if (progress.stalled()) {
       return new PodCondition(
           ConditionNames.VOTING_MEMBER,
-          false,
+          ConditionStatus.FALSE,
           "LearnerStalled",
           "a learner without progress for " + progress.sinceProgress().toSeconds() + "s");
     }
     return new PodCondition(
         ConditionNames.VOTING_MEMBER,
-        verdict.state() == MemberState.VOTER,
+        ConditionStatus.of(verdict.state() == MemberState.VOTER),
         verdict.state().reason(),
         verdict.stateDetail());
   }
 
+  /**
+   * Condition messages stay the same while the state does (no numbers that move every poll), so a
+   * steady member causes no API writes; the numbers are in /status and the metrics.
+   */
   private static PodCondition ready(Verdict verdict) {
-    return verdict.checks().stream()
-        .filter(c -> !c.passed())
-        .findFirst()
-        .map(
-            c ->
-                new PodCondition(
-                    ConditionNames.READY, false, c.reason(), c.name() + ": " + c.message()))
-        .orElse(new PodCondition(ConditionNames.READY, true, "Ready", "all readiness checks pass"));
+    List<String> failing =
+        verdict.checks().stream().filter(c -> !c.passed()).map(Check::name).toList();
+    if (failing.isEmpty()) {
+      return new PodCondition(
+          ConditionNames.READY, ConditionStatus.TRUE, "Ready", "all readiness checks pass");
+    }
+    String reason = verdict.check(failing.get(0)).orElseThrow().reason();
+    return new PodCondition(
+        ConditionNames.READY,
+        ConditionStatus.FALSE,
+        reason,
+        "failing checks: " + String.join(", ", failing));
   }
 
   private static PodCondition fromCheck(String condition, Verdict verdict, String checkName) {
@@ -56,6 +74,16 @@ public final class DesiredConditions {
         verdict
             .check(checkName)
             .orElseThrow(() -> new IllegalStateException("verdict lacks check " + checkName));
-    return new PodCondition(condition, check.passed(), check.reason(), check.message());
+    return new PodCondition(
+        condition, ConditionStatus.of(check.passed()), check.reason(), stableMessage(check));
+  }
+
+  private static String stableMessage(Check check) {
+    return switch (check.reason()) {
+      case "InSync" -> "lag to the leader within --max-lag-entries";
+      case "Lagging" -> "lag to the leader above --max-lag-entries";
+      case "LeaderUnknown" -> "lag unknown: the leader's index could not be read";
+      default -> check.message();
+    };
   }
 }

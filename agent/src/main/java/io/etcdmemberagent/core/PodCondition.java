@@ -2,6 +2,6 @@ package io.etcdmemberagent.core;
 
 /**
  * A desired Pod condition of ours, by short name (the full type is {@code <prefix>/<name>}).
- * Positive polarity: {@code status} true means healthy.
+ * Positive polarity: {@code TRUE} means healthy.
  */
-public record PodCondition(String name, boolean status, String reason, String message) {}
+public record PodCondition(String name, ConditionStatus status, String reason, String message) {}

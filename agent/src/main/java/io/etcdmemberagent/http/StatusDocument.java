@@ -113,7 +113,7 @@ final class StatusDocument {
   private static Map<String, Object> condition(PodCondition c) {
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("name", c.name());
-    m.put("status", c.status() ? "True" : "False");
+    m.put("status", c.status().text());
     m.put("reason", c.reason());
     m.put("message", c.message());
     return m;

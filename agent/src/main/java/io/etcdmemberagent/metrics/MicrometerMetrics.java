@@ -22,6 +22,7 @@ import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.ToDoubleFunction;
@@ -41,6 +42,9 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
   private final AtomicReference<PollOutcome> latest = new AtomicReference<>();
   private final Timer pollDuration;
   private final Timer promoteDuration;
+  private final Timer patchDuration;
+  private volatile double kubePending = Double.NaN;
+  private volatile double kubeLastSync = Double.NaN;
   private final JvmGcMetrics gcMetrics = new JvmGcMetrics();
 
   public MicrometerMetrics() {
@@ -49,6 +53,13 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
         histogram(
             "promote_attempt_duration",
             "Time one promote attempt took, with the member list re-read on error");
+    patchDuration = histogram("kube_patch_duration", "Time one pods/status patch took");
+    Gauge.builder(PREFIX + "kube_pending", this, m -> m.kubePending)
+        .description("1 while a desired condition state has not been written to the API server")
+        .register(registry);
+    Gauge.builder(PREFIX + "kube_last_sync_timestamp_seconds", this, m -> m.kubeLastSync)
+        .description("when the API server last accepted our conditions (Unix time)")
+        .register(registry);
     for (PromoteResult result : PromoteResult.values()) {
       Counter.builder(PREFIX + "promotions")
           .description("Promotion attempts by result")
@@ -195,6 +206,31 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
         .register(registry)
         .increment();
     promoteDuration.record(attempt.took());
+  }
+
+  @Override
+  public void recordPatch(String result, Duration took) {
+    Counter.builder(PREFIX + "kube_patches")
+        .description("pods/status patches by result")
+        .tag("result", result)
+        .register(registry)
+        .increment();
+    patchDuration.record(took);
+  }
+
+  @Override
+  public void recordEvent(String result) {
+    Counter.builder(PREFIX + "kube_events")
+        .description("Pod events by result")
+        .tag("result", result)
+        .register(registry)
+        .increment();
+  }
+
+  @Override
+  public void recordKubeState(boolean pending, Instant lastSync) {
+    kubePending = pending ? 1 : 0;
+    kubeLastSync = lastSync.equals(Instant.EPOCH) ? Double.NaN : lastSync.toEpochMilli() / 1000.0;
   }
 
   private record PollError(String call, String reason) {}

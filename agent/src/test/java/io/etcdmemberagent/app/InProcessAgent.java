@@ -19,7 +19,7 @@ final class InProcessAgent implements AutoCloseable {
     List<String> args = new ArrayList<>(List.of("--http-host=127.0.0.1", "--http-port=0"));
     args.addAll(List.of(flags));
     try {
-      RunCommand command = new RunCommand(RunConfig.parse(args, Map.of()));
+      RunCommand command = new RunCommand(RunConfig.parse(args, Map.of()), Map.of());
       command.start();
       return new InProcessAgent(command);
     } catch (ConfigException | RunCommand.StartupException e) {

@@ -55,7 +55,7 @@ class RunConfigTest {
         "--max-lag-entries=-3|invalid value \"-3\" for --max-lag-entries: expected a whole number of at least 0",
         "--etcd-endpoint=127.0.0.1:2379|invalid value \"127.0.0.1:2379\" for --etcd-endpoint: expected an http:// or https:// URL with host and port, like http://127.0.0.1:2379",
         "--cluster-endpoints=http://a:2379,ftp://b:1|invalid value \"ftp://b:1\" for --cluster-endpoints: expected an http:// or https:// URL with host and port, like http://127.0.0.1:2379",
-        "--kube=maybe|invalid value \"maybe\" for --kube: expected one of auto, off",
+        "--kube=maybe|invalid value \"maybe\" for --kube: expected one of auto, on, off",
         "--log-format=xml|invalid value \"xml\" for --log-format: expected one of text, json",
         "--cacert=/nonexistent/ca.pem|invalid value \"/nonexistent/ca.pem\" for --cacert: no such file",
         "--pol-interval=1s|unknown flag --pol-interval",

@@ -262,11 +262,13 @@ class MemberEvaluatorTest {
     Map<String, PodCondition> byName =
         DesiredConditions.from(learner, NOT_WATCHING).stream()
             .collect(Collectors.toMap(PodCondition::name, c -> c));
-    assertThat(byName.get(ConditionNames.READY).status()).isFalse();
+    assertThat(byName.get(ConditionNames.READY).status()).isEqualTo(ConditionStatus.FALSE);
     assertThat(byName.get(ConditionNames.READY).reason()).isEqualTo("Learner");
     assertThat(byName.get(ConditionNames.VOTING_MEMBER).reason()).isEqualTo("Learner");
-    assertThat(byName.get(ConditionNames.IN_SYNC).status()).isTrue();
-    assertThat(byName.get(ConditionNames.ALARMS_CLEAR).status()).isTrue();
+    assertThat(byName.get(ConditionNames.IN_SYNC).status()).isEqualTo(ConditionStatus.TRUE);
+    assertThat(byName.get(ConditionNames.ALARMS_CLEAR).status()).isEqualTo(ConditionStatus.TRUE);
+    assertThat(byName.get(ConditionNames.PEER_TLS).status()).isEqualTo(ConditionStatus.UNKNOWN);
+    assertThat(byName.get(ConditionNames.DISK_HEALTHY).reason()).isEqualTo("NotChecked");
     LearnerProgress stalled =
         new LearnerProgress(
             true,
@@ -277,8 +279,9 @@ class MemberEvaluatorTest {
     PodCondition voting = DesiredConditions.from(learner, stalled).get(1);
     assertThat(voting.name()).isEqualTo(ConditionNames.VOTING_MEMBER);
     assertThat(voting.reason()).isEqualTo("LearnerStalled");
-    assertThat(voting.status()).isFalse();
+    assertThat(voting.status()).isEqualTo(ConditionStatus.FALSE);
     assertThat(DesiredConditions.starting())
-        .allMatch(c -> !c.status() && c.reason().equals("Starting"));
+        .hasSize(6)
+        .allMatch(c -> c.status() == ConditionStatus.FALSE && c.reason().equals("Starting"));
   }
 }

@@ -1,0 +1,354 @@
+package io.etcdmemberagent.kube;
+
+import com.google.gson.Gson;
+import com.google.gson.GsonBuilder;
+import com.google.gson.JsonArray;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonNull;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * A Kubernetes API stand-in with the real semantics of exactly the calls the agent makes: GET a
+ * Pod; PATCH {@code pods/status} as a strategic merge patch (conditions merged by {@code type},
+ * field by field, {@code null} deletes a field, other entries untouched; any other patch type 415);
+ * {@code metadata.uid} precondition (409 with a Status body); resourceVersion bumps; POST events; a
+ * bearer token. Faults are scriptable: status codes with Retry-After, delays, and the whole server
+ * down. Every request is recorded.
+ */
+public final class FakeKubeApi implements AutoCloseable {
+
+  public static final String TOKEN = "test-token-" + UUID.randomUUID();
+  private static final Pattern POD =
+      Pattern.compile("/api/v1/namespaces/([^/]+)/pods/([^/]+)(/status)?");
+  private static final Pattern EVENTS = Pattern.compile("/api/v1/namespaces/([^/]+)/events");
+
+  /** One request as the stand-in saw it. */
+  public record Request(
+      String method, String path, String contentType, String body, int status, long atNanos) {}
+
+  /** A scripted answer: a status code, an optional Retry-After (seconds), a delay. */
+  public record Fault(int status, int retryAfterSeconds, Duration delay) {}
+
+  private final Gson gson = new GsonBuilder().serializeNulls().create();
+  private final Map<String, JsonObject> pods = new ConcurrentHashMap<>();
+  private final List<Request> requests = new ArrayList<>();
+  private final List<JsonObject> events = new ArrayList<>();
+  private final List<JsonArray> conditionHistory = new ArrayList<>();
+  private final Deque<Fault> faults = new ArrayDeque<>();
+  private final int port;
+  private HttpServer server;
+  private long resourceVersion = 1000;
+
+  public FakeKubeApi() {
+    this(0);
+  }
+
+  private FakeKubeApi(int port) {
+    this.server = bind(port);
+    this.port = server.getAddress().getPort();
+  }
+
+  private HttpServer bind(int port) {
+    try {
+      HttpServer s =
+          HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 50);
+      s.createContext("/", this::handle);
+      s.setExecutor(Executors.newFixedThreadPool(4));
+      s.start();
+      return s;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  public String url() {
+    return "http://127.0.0.1:" + port;
+  }
+
+  /** A kubeconfig file for this stand-in, with the bearer token. */
+  public Path writeKubeconfig(Path dir) {
+    String yaml =
+        "apiVersion: v1\nkind: Config\ncurrent-context: test\n"
+            + "clusters:\n- name: test\n  cluster:\n    server: "
+            + url()
+            + "\n"
+            + "users:\n- name: test\n  user:\n    token: "
+            + TOKEN
+            + "\n"
+            + "contexts:\n- name: test\n  context:\n    cluster: test\n    user: test\n    namespace: default\n";
+    try {
+      return Files.writeString(dir.resolve("kubeconfig"), yaml);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** Creates (or replaces, with a new UID and no conditions) a Pod; returns its UID. */
+  public synchronized String createPod(String namespace, String name) {
+    String uid = UUID.randomUUID().toString();
+    JsonObject pod = new JsonObject();
+    pod.addProperty("apiVersion", "v1");
+    pod.addProperty("kind", "Pod");
+    JsonObject meta = new JsonObject();
+    meta.addProperty("name", name);
+    meta.addProperty("namespace", namespace);
+    meta.addProperty("uid", uid);
+    meta.addProperty("generation", 1);
+    meta.addProperty("resourceVersion", Long.toString(++resourceVersion));
+    pod.add("metadata", meta);
+    JsonObject status = new JsonObject();
+    JsonArray conditions = new JsonArray();
+    conditions.add(condition("Ready", "False", null));
+    conditions.add(condition("ContainersReady", "False", null));
+    status.add("conditions", conditions);
+    pod.add("status", status);
+    pods.put(namespace + "/" + name, pod);
+    return uid;
+  }
+
+  private static JsonObject condition(String type, String status, String reason) {
+    JsonObject c = new JsonObject();
+    c.addProperty("type", type);
+    c.addProperty("status", status);
+    if (reason != null) {
+      c.addProperty("reason", reason);
+    }
+    return c;
+  }
+
+  public synchronized JsonObject pod(String namespace, String name) {
+    return pods.get(namespace + "/" + name).deepCopy();
+  }
+
+  public synchronized JsonArray conditions(String namespace, String name) {
+    return pods.get(namespace + "/" + name)
+        .getAsJsonObject("status")
+        .getAsJsonArray("conditions")
+        .deepCopy();
+  }
+
+  /** Something else (a person, another controller) removes a condition. */
+  public synchronized void removeCondition(String namespace, String name, String type) {
+    JsonArray conditions =
+        pods.get(namespace + "/" + name).getAsJsonObject("status").getAsJsonArray("conditions");
+    for (int i = conditions.size() - 1; i >= 0; i--) {
+      if (conditions.get(i).getAsJsonObject().get("type").getAsString().equals(type)) {
+        conditions.remove(i);
+      }
+    }
+  }
+
+  public synchronized void addFault(Fault fault) {
+    faults.addLast(fault);
+  }
+
+  public synchronized void clearFaults() {
+    faults.clear();
+  }
+
+  /** The API server goes away: connections are refused. */
+  public synchronized void down() {
+    server.stop(0);
+  }
+
+  /** ... and comes back on the same port. */
+  public synchronized void up() {
+    server = bind(port);
+  }
+
+  public synchronized List<Request> requests() {
+    return List.copyOf(requests);
+  }
+
+  public synchronized List<JsonObject> events() {
+    return List.copyOf(events);
+  }
+
+  /** The Pod's conditions after each successful status patch, in order. */
+  public synchronized List<JsonArray> conditionHistory() {
+    return List.copyOf(conditionHistory);
+  }
+
+  private void handle(HttpExchange ex) throws IOException {
+    String body = new String(ex.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
+    String contentType = ex.getRequestHeaders().getFirst("Content-Type");
+    Fault fault;
+    synchronized (this) {
+      fault = faults.pollFirst();
+    }
+    int status;
+    String answer;
+    if (fault != null) {
+      if (!fault.delay().isZero()) {
+        try {
+          Thread.sleep(fault.delay().toMillis());
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      status = fault.status();
+      answer = statusBody(status, "Injected", "injected fault " + status);
+      if (fault.retryAfterSeconds() > 0) {
+        ex.getResponseHeaders().add("Retry-After", Integer.toString(fault.retryAfterSeconds()));
+      }
+    } else {
+      Object[] result =
+          route(
+              ex.getRequestMethod(),
+              ex.getRequestURI().getPath(),
+              contentType,
+              ex.getRequestHeaders().getFirst("Authorization"),
+              body);
+      status = (int) result[0];
+      answer = (String) result[1];
+    }
+    synchronized (this) {
+      requests.add(
+          new Request(
+              ex.getRequestMethod(),
+              ex.getRequestURI().getPath(),
+              contentType,
+              body,
+              status,
+              System.nanoTime()));
+    }
+    byte[] bytes = answer.getBytes(StandardCharsets.UTF_8);
+    ex.getResponseHeaders().add("Content-Type", "application/json");
+    ex.sendResponseHeaders(status, bytes.length);
+    ex.getResponseBody().write(bytes);
+    ex.close();
+  }
+
+  private synchronized Object[] route(
+      String method, String path, String contentType, String auth, String body) {
+    if (!("Bearer " + TOKEN).equals(auth)) {
+      return new Object[] {401, statusBody(401, "Unauthorized", "Unauthorized")};
+    }
+    Matcher pod = POD.matcher(path);
+    if (pod.matches()) {
+      JsonObject object = pods.get(pod.group(1) + "/" + pod.group(2));
+      if (object == null) {
+        return new Object[] {
+          404, statusBody(404, "NotFound", "pods \"" + pod.group(2) + "\" not found")
+        };
+      }
+      if (method.equals("GET") && pod.group(3) == null) {
+        return new Object[] {200, gson.toJson(object)};
+      }
+      if (method.equals("PATCH") && pod.group(3) != null) {
+        return patchStatus(object, contentType, body);
+      }
+      return new Object[] {405, statusBody(405, "MethodNotAllowed", method + " not allowed")};
+    }
+    Matcher ev = EVENTS.matcher(path);
+    if (ev.matches() && method.equals("POST")) {
+      JsonObject event = JsonParser.parseString(body).getAsJsonObject();
+      events.add(event);
+      return new Object[] {201, gson.toJson(event)};
+    }
+    return new Object[] {
+      404, statusBody(404, "NotFound", "the server could not find the requested resource")
+    };
+  }
+
+  private Object[] patchStatus(JsonObject pod, String contentType, String body) {
+    if (contentType == null || !contentType.startsWith("application/strategic-merge-patch+json")) {
+      return new Object[] {
+        415,
+        statusBody(
+            415,
+            "UnsupportedMediaType",
+            "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml")
+      };
+    }
+    JsonObject patch = JsonParser.parseString(body).getAsJsonObject();
+    String uid = pod.getAsJsonObject("metadata").get("uid").getAsString();
+    if (patch.has("metadata") && patch.getAsJsonObject("metadata").has("uid")) {
+      String wanted = patch.getAsJsonObject("metadata").get("uid").getAsString();
+      if (!wanted.equals(uid)) {
+        return new Object[] {
+          409,
+          statusBody(
+              409,
+              "Conflict",
+              "Operation cannot be fulfilled on pods \""
+                  + pod.getAsJsonObject("metadata").get("name").getAsString()
+                  + "\": Precondition failed: UID in precondition: "
+                  + wanted
+                  + ", UID in object meta: "
+                  + uid)
+        };
+      }
+    }
+    if (patch.has("status") && patch.getAsJsonObject("status").has("conditions")) {
+      JsonArray existing = pod.getAsJsonObject("status").getAsJsonArray("conditions");
+      for (JsonElement e : patch.getAsJsonObject("status").getAsJsonArray("conditions")) {
+        mergeByType(existing, e.getAsJsonObject());
+      }
+      conditionHistory.add(existing.deepCopy());
+    }
+    pod.getAsJsonObject("metadata")
+        .addProperty("resourceVersion", Long.toString(++resourceVersion));
+    return new Object[] {200, gson.toJson(pod)};
+  }
+
+  /** Strategic merge of one list entry keyed by {@code type}: fields merged, null deletes. */
+  static void mergeByType(JsonArray list, JsonObject entry) {
+    String type = entry.get("type").getAsString();
+    for (JsonElement e : list) {
+      JsonObject existing = e.getAsJsonObject();
+      if (existing.get("type").getAsString().equals(type)) {
+        for (Map.Entry<String, JsonElement> field : entry.entrySet()) {
+          if (field.getValue() instanceof JsonNull) {
+            existing.remove(field.getKey());
+          } else {
+            existing.add(field.getKey(), field.getValue());
+          }
+        }
+        return;
+      }
+    }
+    JsonObject added = new JsonObject();
+    entry.entrySet().stream()
+        .filter(f -> !(f.getValue() instanceof JsonNull))
+        .forEach(f -> added.add(f.getKey(), f.getValue()));
+    list.add(added);
+  }
+
+  private String statusBody(int code, String reason, String message) {
+    JsonObject s = new JsonObject();
+    s.addProperty("kind", "Status");
+    s.addProperty("apiVersion", "v1");
+    s.addProperty("status", "Failure");
+    s.addProperty("message", message);
+    s.addProperty("reason", reason);
+    s.addProperty("code", code);
+    return gson.toJson(s);
+  }
+
+  @Override
+  public synchronized void close() {
+    server.stop(0);
+  }
+}
