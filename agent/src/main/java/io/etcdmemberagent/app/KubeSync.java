@@ -50,6 +50,8 @@ final class KubeSync implements AutoCloseable {
   private final Condition wake = lock.newCondition();
   private final Thread thread;
   private volatile boolean running = true;
+  private final java.util.concurrent.CountDownLatch firstAttempt =
+      new java.util.concurrent.CountDownLatch(1);
 
   /** Set by {@link #offer}, cleared before waiting: no wake-up is lost between two rounds. */
   private boolean dirty;
@@ -76,6 +78,18 @@ final class KubeSync implements AutoCloseable {
   void start(List<PodCondition> initial) {
     desired.set(initial);
     thread.start();
+  }
+
+  /**
+   * Waits (at most {@code limit}) until the first write was tried, so that {@code Starting} is on
+   * the Pod before the first verdict replaces it. The poll loop starts after this.
+   */
+  void awaitFirstAttempt(Duration limit) {
+    try {
+      firstAttempt.await(limit.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   /** The latest desired state replaces any unsent one; events queue up (bounded). */
@@ -122,6 +136,7 @@ final class KubeSync implements AutoCloseable {
         wait = nextBackoff(Duration.ZERO);
       }
       metrics.recordKubeState(pending(), lastSync);
+      firstAttempt.countDown();
       sleep(wait);
     }
   }

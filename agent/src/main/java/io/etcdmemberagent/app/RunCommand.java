@@ -131,6 +131,7 @@ public final class RunCommand {
     }
     if (kube != null) {
       kube.start(DesiredConditions.starting());
+      kube.awaitFirstAttempt(config.kube().timeout().multipliedBy(2));
     }
     loop.start();
     EventLog.info(

@@ -81,6 +81,8 @@ public final class ClientJavaPodApi implements PodApi {
             .readTimeout(millis, TimeUnit.MILLISECONDS)
             .writeTimeout(millis, TimeUnit.MILLISECONDS)
             .callTimeout(millis * 2, TimeUnit.MILLISECONDS)
+            // The publisher retries with backoff and Retry-After; no silent retries below it.
+            .retryOnConnectionFailure(false)
             .build());
     return new ClientJavaPodApi(client, namespace, podName, prefix);
   }

@@ -43,9 +43,15 @@ public final class FakeKubeApi implements AutoCloseable {
       Pattern.compile("/api/v1/namespaces/([^/]+)/pods/([^/]+)(/status)?");
   private static final Pattern EVENTS = Pattern.compile("/api/v1/namespaces/([^/]+)/events");
 
-  /** One request as the stand-in saw it. */
+  /** One request as the stand-in saw it; {@code atNanos} is when it arrived. */
   public record Request(
-      String method, String path, String contentType, String body, int status, long atNanos) {}
+      String method,
+      String path,
+      String contentType,
+      String body,
+      int status,
+      long atNanos,
+      boolean delayed) {}
 
   /** A scripted answer: a status code, an optional Retry-After (seconds), a delay. */
   public record Fault(int status, int retryAfterSeconds, Duration delay) {}
@@ -177,8 +183,11 @@ public final class FakeKubeApi implements AutoCloseable {
     server = bind(port);
   }
 
+  /** Every request so far, in the order they arrived. */
   public synchronized List<Request> requests() {
-    return List.copyOf(requests);
+    List<Request> sorted = new ArrayList<>(requests);
+    sorted.sort(java.util.Comparator.comparingLong(Request::atNanos));
+    return sorted;
   }
 
   public synchronized List<JsonObject> events() {
@@ -191,6 +200,7 @@ public final class FakeKubeApi implements AutoCloseable {
   }
 
   private void handle(HttpExchange ex) throws IOException {
+    long arrived = System.nanoTime();
     String body = new String(ex.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
     String contentType = ex.getRequestHeaders().getFirst("Content-Type");
     Fault fault;
@@ -231,7 +241,8 @@ public final class FakeKubeApi implements AutoCloseable {
               contentType,
               body,
               status,
-              System.nanoTime()));
+              arrived,
+              fault != null && !fault.delay().isZero()));
     }
     byte[] bytes = answer.getBytes(StandardCharsets.UTF_8);
     ex.getResponseHeaders().add("Content-Type", "application/json");
