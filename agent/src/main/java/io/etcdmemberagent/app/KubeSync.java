@@ -59,6 +59,7 @@ final class KubeSync implements AutoCloseable {
   private volatile PodView pod;
   private volatile Instant lastSync = Instant.EPOCH;
   private volatile String lastError = "";
+  private volatile boolean pending = true;
   private Instant nextResync;
   private Duration backoff = Duration.ofMillis(500);
 
@@ -115,12 +116,13 @@ final class KubeSync implements AutoCloseable {
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("podUid", pod == null ? null : pod.uid());
     m.put("lastSync", lastSync.equals(Instant.EPOCH) ? null : lastSync.toString());
-    m.put("pending", pending());
+    m.put("pending", pending);
     m.put("lastError", lastError.isEmpty() ? null : lastError);
     return m;
   }
 
-  private boolean pending() {
+  /** Computed on the sync thread only: the ledger is not shared with other threads. */
+  private boolean computePending() {
     List<PodCondition> d = desired.get();
     return pod == null || (d != null && ledger.plan(d, clock.instant(), false).isPresent());
   }
@@ -135,7 +137,8 @@ final class KubeSync implements AutoCloseable {
         EventLog.warn("kube-sync-error", "error", e.toString());
         wait = nextBackoff(Duration.ZERO);
       }
-      metrics.recordKubeState(pending(), lastSync);
+      pending = computePending();
+      metrics.recordKubeState(pending, lastSync);
       firstAttempt.countDown();
       sleep(wait);
     }

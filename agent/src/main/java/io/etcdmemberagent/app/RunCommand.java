@@ -76,16 +76,16 @@ public final class RunCommand {
   }
 
   void start() throws StartupException {
-    etcd =
-        new GrpcEtcdGateway(
-            new ClientTls(config.tls().caCert(), config.tls().cert(), config.tls().key()),
-            config.etcdTimeout());
-    metrics = new MicrometerMetrics();
     Optional<PodApi> podApi = connectKube();
+    metrics = new MicrometerMetrics();
     kube =
         podApi
             .map(api -> new KubeSync(api, clock, config.kube().resyncInterval(), metrics))
             .orElse(null);
+    etcd =
+        new GrpcEtcdGateway(
+            new ClientTls(config.tls().caCert(), config.tls().cert(), config.tls().key()),
+            config.etcdTimeout());
     MembershipReader membership =
         new MembershipReader(
             etcd,
