@@ -6,10 +6,6 @@ import java.util.Optional;
 /** PEM files for mutual TLS to etcd's client port; all empty means plain or server-only TLS. */
 public record TlsFiles(Optional<Path> caCert, Optional<Path> cert, Optional<Path> key) {
 
-  public static TlsFiles none() {
-    return new TlsFiles(Optional.empty(), Optional.empty(), Optional.empty());
-  }
-
   /** {@code --cacert}, {@code --cert}, {@code --key}: readable files; cert and key together. */
   static TlsFiles parse(FlagValues v) throws ConfigException {
     TlsFiles tls =
@@ -18,9 +14,5 @@ public record TlsFiles(Optional<Path> caCert, Optional<Path> cert, Optional<Path
       throw new ConfigException("--cert and --key must be given together");
     }
     return tls;
-  }
-
-  public boolean any() {
-    return caCert.isPresent() || cert.isPresent();
   }
 }

@@ -41,8 +41,4 @@ public final class ConditionLedger {
   public void confirm(List<ConditionEntry> sent) {
     sent.forEach(e -> held.put(e.name(), e));
   }
-
-  public List<ConditionEntry> held() {
-    return List.copyOf(held.values());
-  }
 }

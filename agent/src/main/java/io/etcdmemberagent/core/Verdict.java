@@ -24,11 +24,6 @@ public record Verdict(
     return checks.stream().allMatch(Check::passed);
   }
 
-  /** Ready when every check not named in {@code excluded} passes. */
-  public boolean readyExcluding(java.util.Set<String> excluded) {
-    return checks.stream().filter(c -> !excluded.contains(c.name())).allMatch(Check::passed);
-  }
-
   public Optional<Check> check(String name) {
     return checks.stream().filter(c -> c.name().equals(name)).findFirst();
   }

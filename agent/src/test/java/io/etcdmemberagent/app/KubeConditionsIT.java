@@ -128,6 +128,8 @@ class KubeConditionsIT {
                 .isEqualTo(field(history.get(i - 1), "voting-member", "lastTransitionTime"));
           }
         }
+        assertThat(field(api.conditions(NS, "etcd-3"), "ready", "observedGeneration"))
+            .isEqualTo("1");
         assertThat(condition(api.conditions(NS, "etcd-3"), "Ready")).isNull();
         assertThat(api.conditions(NS, "etcd-3").toString())
             .contains("\"type\":\"Ready\"", "\"type\":\"ContainersReady\"");
