@@ -1,5 +1,7 @@
 package io.etcdmemberagent.config;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 
 /**
@@ -9,6 +11,22 @@ import java.util.Locale;
 public record Flag(String name, String defaultValue, String help) {
 
   public static final String ENV_PREFIX = "ETCD_MEMBER_AGENT_";
+
+  /** The flags {@code run} and {@code join} share: TLS to etcd, and logging. */
+  static final List<Flag> TLS_AND_LOGGING =
+      List.of(
+          new Flag("cacert", "", "PEM CA bundle that signs etcd's client certificate"),
+          new Flag("cert", "", "PEM client certificate for etcd (with --key)"),
+          new Flag("key", "", "PEM private key of --cert: PKCS#8, PKCS#1 RSA or EC"),
+          new Flag("log-format", "text", "text or json, one line per event"),
+          new Flag("log-level", "info", "debug, info, warn or error"));
+
+  /** A subcommand's flags: its own, then the shared ones. */
+  static List<Flag> withShared(Flag... own) {
+    List<Flag> all = new ArrayList<>(List.of(own));
+    all.addAll(TLS_AND_LOGGING);
+    return List.copyOf(all);
+  }
 
   public String envName() {
     return ENV_PREFIX + name.replace('-', '_').toUpperCase(Locale.ROOT);

@@ -25,7 +25,7 @@ public record JoinConfig(
     LogConfig log) {
 
   public static final List<Flag> FLAGS =
-      List.of(
+      Flag.withShared(
           new Flag("name", null, "this member's name (the Pod name)"),
           new Flag("peer-urls", null, "comma list of this member's advertised peer URLs"),
           new Flag("client-urls", "", "comma list of this member's advertised client URLs"),
@@ -50,12 +50,7 @@ public record JoinConfig(
               "false",
               "if this member started before but its data dir is empty, remove and re-add it"),
           new Flag("initial-cluster-token", "", "ETCD_INITIAL_CLUSTER_TOKEN for a new cluster"),
-          new Flag("etcd-timeout", "2s", "deadline of every etcd call"),
-          new Flag("cacert", "", "PEM CA bundle that signs etcd's client certificate"),
-          new Flag("cert", "", "PEM client certificate for etcd (with --key)"),
-          new Flag("key", "", "PEM private key of --cert: PKCS#8, PKCS#1 RSA or EC"),
-          new Flag("log-format", "text", "text or json, one line per event"),
-          new Flag("log-level", "info", "debug, info, warn or error"));
+          new Flag("etcd-timeout", "2s", "deadline of every etcd call"));
 
   public static JoinConfig parse(List<String> args, Map<String, String> env)
       throws ConfigException {

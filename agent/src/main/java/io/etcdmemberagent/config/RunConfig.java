@@ -23,7 +23,7 @@ public record RunConfig(
     LogConfig log) {
 
   public static final List<Flag> FLAGS =
-      List.of(
+      Flag.withShared(
           new Flag("etcd-endpoint", "http://127.0.0.1:2379", "client URL of the local etcd member"),
           new Flag(
               "cluster-endpoints",
@@ -71,12 +71,7 @@ public record RunConfig(
           new Flag(
               "resync-interval",
               "5m",
-              "re-read the Pod this often and restore our conditions if something removed them"),
-          new Flag("cacert", "", "PEM CA bundle that signs etcd's client certificate"),
-          new Flag("cert", "", "PEM client certificate for etcd (with --key)"),
-          new Flag("key", "", "PEM private key of --cert: PKCS#8, PKCS#1 RSA or EC"),
-          new Flag("log-format", "text", "text or json, one line per event"),
-          new Flag("log-level", "info", "debug, info, warn or error"));
+              "re-read the Pod this often and restore our conditions if something removed them"));
 
   public static RunConfig parse(List<String> args, Map<String, String> env) throws ConfigException {
     FlagValues v = FlagValues.parse(FLAGS, args, env, Subcommands.allEnvNames());
