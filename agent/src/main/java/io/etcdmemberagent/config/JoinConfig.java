@@ -26,7 +26,7 @@ public record JoinConfig(
 
   public static final List<Flag> FLAGS =
       Flag.withShared(
-          new Flag("name", null, "this member's name (the Pod name)"),
+          new Flag("name", null, "this member's name (default: $POD_NAME, the Pod name)"),
           new Flag("peer-urls", null, "comma list of this member's advertised peer URLs"),
           new Flag("client-urls", "", "comma list of this member's advertised client URLs"),
           new Flag(
@@ -55,7 +55,10 @@ public record JoinConfig(
   public static JoinConfig parse(List<String> args, Map<String, String> env)
       throws ConfigException {
     FlagValues v = FlagValues.parse(FLAGS, args, env, Subcommands.allEnvNames());
-    String name = v.string("name");
+    String name =
+        v.optional("name")
+            .or(() -> Optional.ofNullable(env.get("POD_NAME")).filter(n -> !n.isBlank()))
+            .orElseThrow(() -> new ConfigException("--name (or POD_NAME) is required"));
     List<String> peers = v.urlList("peer-urls").stream().map(URI::toString).toList();
     if (peers.isEmpty()) {
       throw new ConfigException("--peer-urls is required");
