@@ -1,10 +1,14 @@
 package io.etcdmemberagent.app;
 
+import io.etcdmemberagent.config.DiskSettings;
 import io.etcdmemberagent.config.GoDuration;
 import io.etcdmemberagent.config.KubeSettings;
 import io.etcdmemberagent.config.PromotionSettings;
 import io.etcdmemberagent.config.RunConfig;
 import io.etcdmemberagent.core.DesiredConditions;
+import io.etcdmemberagent.core.DiskEvaluator;
+import io.etcdmemberagent.core.DiskFacts;
+import io.etcdmemberagent.core.DiskPolicy;
 import io.etcdmemberagent.core.EventDetector;
 import io.etcdmemberagent.core.LearnerWatch;
 import io.etcdmemberagent.core.MemberEvaluator;
@@ -13,6 +17,7 @@ import io.etcdmemberagent.core.PollOutcome;
 import io.etcdmemberagent.core.PromotionPolicy;
 import io.etcdmemberagent.core.PromotionTracker;
 import io.etcdmemberagent.core.ReadinessPolicy;
+import io.etcdmemberagent.disk.FileSystemProbe;
 import io.etcdmemberagent.etcd.ClientTls;
 import io.etcdmemberagent.etcd.GrpcEtcdGateway;
 import io.etcdmemberagent.http.HttpServer;
@@ -29,6 +34,7 @@ import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /** The {@code run} subcommand: wires the adapters around the core and runs until SIGTERM. */
 public final class RunCommand {
@@ -91,9 +97,28 @@ public final class RunCommand {
             etcd,
             config.etcdEndpoint().toString(),
             config.clusterEndpoints().stream().map(URI::toString).toList());
+    DiskSettings d = config.disk();
+    Optional<FileSystemProbe> probe =
+        d.dataDir().map(dir -> new FileSystemProbe(dir, d.fsyncProbeInterval()));
     SnapshotCollector collector =
         new SnapshotCollector(
-            etcd, membership, clock, config.etcdEndpoint().toString(), config.peerUrls());
+            etcd,
+            membership,
+            clock,
+            config.etcdEndpoint().toString(),
+            config.peerUrls(),
+            probe.map(pr -> (Supplier<DiskFacts>) pr::probe));
+    Optional<DiskEvaluator> diskEvaluator =
+        probe.map(
+            pr ->
+                new DiskEvaluator(
+                    new DiskPolicy(
+                        d.freeCritical(),
+                        d.freeWarning(),
+                        d.fsyncCritical(),
+                        d.quotaBytes(),
+                        d.quotaCritical(),
+                        d.gatesReadiness())));
     PromotionSettings p = config.promotion();
     PromotionPolicy policy =
         new PromotionPolicy(
@@ -106,7 +131,7 @@ public final class RunCommand {
     loop =
         new PollLoop(
             collector,
-            new MemberEvaluator(new ReadinessPolicy(config.maxLagEntries())),
+            new MemberEvaluator(new ReadinessPolicy(config.maxLagEntries()), diskEvaluator),
             new LearnerWatch(p.stallTimeout()),
             new PromotionTracker(policy, () -> ThreadLocalRandom.current().nextDouble()),
             new Promoter(etcd, membership, clock),
@@ -228,6 +253,7 @@ public final class RunCommand {
     agent.put("promoteStablePolls", config.promotion().stablePolls());
     agent.put("learnerPollInterval", GoDuration.format(config.promotion().learnerPollInterval()));
     agent.put("stallTimeout", GoDuration.format(config.promotion().stallTimeout()));
+    agent.put("dataDir", config.disk().dataDir().map(Object::toString).orElse(null));
     agent.put("kube", kubeDescription());
     Map<String, Object> extras = new LinkedHashMap<>();
     extras.put("agent", agent);

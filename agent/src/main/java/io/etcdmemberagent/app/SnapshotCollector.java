@@ -1,5 +1,6 @@
 package io.etcdmemberagent.app;
 
+import io.etcdmemberagent.core.DiskFacts;
 import io.etcdmemberagent.core.EtcdGateway;
 import io.etcdmemberagent.core.LeaderObservation;
 import io.etcdmemberagent.core.LocalObservation;
@@ -12,6 +13,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Supplier;
 
 /**
  * Makes one poll's etcd calls: local Status, the member list through a voter, and the leader's
@@ -25,6 +27,7 @@ final class SnapshotCollector {
   private final String localEndpoint;
   private final MembershipReader membershipReader;
   private final List<String> ownPeerUrls;
+  private final Optional<Supplier<DiskFacts>> disk;
   private Membership lastKnown = new Membership.Unknown("not read yet");
   private long rememberedMemberId;
 
@@ -33,11 +36,13 @@ final class SnapshotCollector {
       MembershipReader membershipReader,
       Clock clock,
       String localEndpoint,
-      List<String> ownPeerUrls) {
+      List<String> ownPeerUrls,
+      Optional<Supplier<DiskFacts>> disk) {
     this.etcd = etcd;
     this.clock = clock;
     this.localEndpoint = localEndpoint;
     this.membershipReader = membershipReader;
+    this.disk = disk;
     this.ownPeerUrls = List.copyOf(ownPeerUrls);
   }
 
@@ -53,7 +58,14 @@ final class SnapshotCollector {
       lastKnown = membership;
     }
     LeaderObservation leader = readLeader(status);
-    return new MemberSnapshot(takenAt, local, membership, leader, ownPeerUrls, rememberedMemberId);
+    return new MemberSnapshot(
+        takenAt,
+        local,
+        membership,
+        leader,
+        ownPeerUrls,
+        rememberedMemberId,
+        disk.map(Supplier::get));
   }
 
   private Membership membership(LocalObservation local) {

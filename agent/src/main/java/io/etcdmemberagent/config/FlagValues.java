@@ -155,6 +155,24 @@ public final class FlagValues {
     }
   }
 
+  /** A percentage like {@code 5%}, as a ratio from 0 to 1. */
+  public double percent(String name) throws ConfigException {
+    String text = string(name);
+    String expected = "a percentage from 0% to 100%, like 5%";
+    if (!text.endsWith("%")) {
+      throw invalid(name, text, expected);
+    }
+    try {
+      double value = Double.parseDouble(text.substring(0, text.length() - 1));
+      if (value < 0 || value > 100 || Double.isNaN(value)) {
+        throw invalid(name, text, expected);
+      }
+      return value / 100;
+    } catch (NumberFormatException e) {
+      throw invalid(name, text, expected);
+    }
+  }
+
   public int port(String name) throws ConfigException {
     String text = string(name);
     try {

@@ -18,6 +18,7 @@ public record RunConfig(
     Duration etcdTimeout,
     long maxLagEntries,
     PromotionSettings promotion,
+    DiskSettings disk,
     KubeSettings kube,
     TlsFiles tls,
     LogConfig log) {
@@ -58,6 +59,24 @@ public record RunConfig(
           new Flag("promote-max-backoff", "10s", "longest wait between promote attempts"),
           new Flag(
               "stall-timeout", "5m", "report a learner stalled after this long without progress"),
+          new Flag("data-dir", "", "etcd's data dir: enables the disk check (disk-healthy)"),
+          new Flag("disk-free-critical", "5%", "the disk check fails below this free space"),
+          new Flag("disk-free-warning", "15%", "below this free space is reported, not failed"),
+          new Flag(
+              "fsync-probe-interval",
+              "30s",
+              "how often to time a 4 KiB write+fsync next to the data dir"),
+          new Flag("fsync-critical", "500ms", "the disk check fails when write+fsync is slower"),
+          new Flag(
+              "quota-backend-bytes",
+              "2147483648",
+              "the member's --quota-backend-bytes (etcd default 2 GiB)"),
+          new Flag(
+              "quota-critical",
+              "95%",
+              "the disk check fails when the backend reaches this share of the quota"),
+          new Flag(
+              "disk-gates-readiness", "true", "a failing disk check makes the member not ready"),
           new Flag(
               "kube",
               "auto",
@@ -102,9 +121,22 @@ public record RunConfig(
         timeout,
         v.longAtLeast("max-lag-entries", 0),
         promotion,
+        disk(v),
         kube(v, env),
         tls,
         logConfig(v));
+  }
+
+  private static DiskSettings disk(FlagValues v) throws ConfigException {
+    return new DiskSettings(
+        v.optional("data-dir").map(Path::of),
+        v.percent("disk-free-critical"),
+        v.percent("disk-free-warning"),
+        v.positiveDuration("fsync-probe-interval"),
+        v.positiveDuration("fsync-critical"),
+        v.longAtLeast("quota-backend-bytes", 1),
+        v.percent("quota-critical"),
+        v.bool("disk-gates-readiness"));
   }
 
   private static KubeSettings kube(FlagValues v, Map<String, String> env) throws ConfigException {

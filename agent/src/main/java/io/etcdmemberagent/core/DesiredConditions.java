@@ -26,7 +26,17 @@ public final class DesiredConditions {
         fromCheck(ConditionNames.IN_SYNC, verdict, CheckNames.IN_SYNC),
         fromCheck(ConditionNames.ALARMS_CLEAR, verdict, CheckNames.ALARMS),
         notChecked(ConditionNames.PEER_TLS, "peer TLS"),
-        notChecked(ConditionNames.DISK_HEALTHY, "the data dir and disk"));
+        verdict
+            .disk()
+            .map(
+                c ->
+                    new PodCondition(
+                        ConditionNames.DISK_HEALTHY,
+                        ConditionStatus.of(c.passed()),
+                        c.reason(),
+                        c.message()))
+            .orElse(
+                notChecked(ConditionNames.DISK_HEALTHY, "the data dir and disk (no --data-dir)")));
   }
 
   /** A condition of the contract whose check this version does not make yet: Unknown. */

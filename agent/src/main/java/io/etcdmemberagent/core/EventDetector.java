@@ -45,6 +45,7 @@ public final class EventDetector {
               "no progress for " + outcome.progress().sinceProgress().toSeconds() + "s"));
     }
     leader(previous, outcome).ifPresent(events::add);
+    disk(previous, outcome).ifPresent(events::add);
     events.addAll(alarms(previous, outcome));
     previous = outcome;
     return events;
@@ -63,6 +64,22 @@ public final class EventDetector {
     if (was.equals("NoLeader") && is.equals("LeaderKnown")) {
       return java.util.Optional.of(
           PodEvent.normal("LeaderRegained", "the local member has a leader again"));
+    }
+    return java.util.Optional.empty();
+  }
+
+  private static java.util.Optional<PodEvent> disk(PollOutcome previous, PollOutcome now) {
+    java.util.Optional<Check> is = now.verdict().disk();
+    if (is.isEmpty()) {
+      return java.util.Optional.empty();
+    }
+    boolean was = previous == null || previous.verdict().disk().map(Check::passed).orElse(true);
+    if (was && !is.get().passed()) {
+      return java.util.Optional.of(
+          PodEvent.warning("DiskUnhealthy", is.get().reason() + ": " + is.get().message()));
+    }
+    if (!was && is.get().passed()) {
+      return java.util.Optional.of(PodEvent.normal("DiskHealthy", "the disk check passes again"));
     }
     return java.util.Optional.empty();
   }

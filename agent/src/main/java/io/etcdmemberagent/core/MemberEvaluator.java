@@ -9,9 +9,16 @@ import java.util.OptionalLong;
 public final class MemberEvaluator {
 
   private final ReadinessPolicy policy;
+  private final Optional<DiskEvaluator> disk;
 
   public MemberEvaluator(ReadinessPolicy policy) {
+    this(policy, Optional.empty());
+  }
+
+  /** With a disk evaluator: the {@code disk} check (a readiness check when it gates). */
+  public MemberEvaluator(ReadinessPolicy policy, Optional<DiskEvaluator> disk) {
     this.policy = policy;
+    this.disk = disk;
   }
 
   public Verdict evaluate(MemberSnapshot snapshot) {
@@ -29,6 +36,10 @@ public final class MemberEvaluator {
     checks.add(leader(status));
     checks.add(inSync(status, snapshot.leader(), lag));
     checks.add(alarms(status, alarms, memberId));
+    Optional<Check> diskCheck = diskCheck(snapshot, status);
+    if (diskCheck.isPresent() && disk.get().policy().gatesReadiness()) {
+      checks.add(diskCheck.get());
+    }
     return new Verdict(
         snapshot.takenAt(),
         state,
@@ -36,7 +47,16 @@ public final class MemberEvaluator {
         memberId,
         lag,
         checks,
-        alarms);
+        alarms,
+        diskCheck);
+  }
+
+  private Optional<Check> diskCheck(MemberSnapshot snapshot, LocalStatus status) {
+    if (disk.isEmpty() || snapshot.disk().isEmpty()) {
+      return Optional.empty();
+    }
+    long dbSize = status == null ? -1 : status.dbSize();
+    return Optional.of(disk.get().check(snapshot.disk().get(), dbSize));
   }
 
   private static Optional<LocalStatus> answered(LocalObservation local) {

@@ -12,8 +12,8 @@ import java.util.function.DoubleSupplier;
  * Applies our promotion rule (DESIGN.md §3) poll after poll. Promote only when, on fresh data of
  * this poll: (a) local Status answered and says learner; (b) the member list read through a voter
  * shows this member as a started learner; (c) a leader is known and no alarm is raised; (d) lag ≤
- * max on {@code stablePolls} consecutive polls. etcd's own check is the last gate. Pure: time and
- * jitter come in from outside.
+ * max on {@code stablePolls} consecutive polls; (e) the disk check passes when one is configured.
+ * etcd's own check is the last gate. Pure: time and jitter come in from outside.
  */
 public final class PromotionTracker {
 
@@ -93,6 +93,9 @@ public final class PromotionTracker {
     }
     if (!verdict.alarms().isEmpty()) {
       return hold("Alarm", "an alarm is raised: " + verdict.alarms());
+    }
+    if (verdict.disk().isPresent() && !verdict.disk().get().passed()) {
+      return hold("DiskUnhealthy", "the disk check fails: " + verdict.disk().get().reason());
     }
     long lag = verdict.lag().orElse(Long.MAX_VALUE);
     if (lag > policy.maxLagEntries()) {

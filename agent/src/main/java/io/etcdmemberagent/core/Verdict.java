@@ -13,7 +13,8 @@ public record Verdict(
     long memberId,
     OptionalLong lag,
     List<Check> checks,
-    List<Alarm> alarms) {
+    List<Alarm> alarms,
+    Optional<Check> disk) {
 
   public Verdict {
     checks = List.copyOf(checks);

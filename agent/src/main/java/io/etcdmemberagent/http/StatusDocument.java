@@ -2,6 +2,7 @@ package io.etcdmemberagent.http;
 
 import io.etcdmemberagent.core.Check;
 import io.etcdmemberagent.core.DesiredConditions;
+import io.etcdmemberagent.core.DiskFacts;
 import io.etcdmemberagent.core.LeaderObservation;
 import io.etcdmemberagent.core.LearnerProgress;
 import io.etcdmemberagent.core.LocalObservation;
@@ -59,7 +60,22 @@ final class StatusDocument {
             .map(StatusDocument::condition)
             .toList());
     doc.put("learner", learner(outcome.progress()));
+    snapshot.disk().ifPresent(d -> doc.put("disk", disk(d, verdict.disk())));
     doc.put("promotion", promotion(outcome));
+  }
+
+  private static Map<String, Object> disk(DiskFacts d, java.util.Optional<Check> check) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    check.ifPresent(c -> m.put("check", check(c)));
+    m.put("exists", d.exists());
+    m.put("readable", d.readable());
+    m.put("looksLikeEtcd", d.looksLikeEtcd());
+    m.put("usableBytes", d.usableBytes());
+    m.put("totalBytes", d.totalBytes());
+    m.put("freeRatio", d.freeRatio());
+    m.put("lastFsyncMicros", d.lastFsync().map(f -> f.toNanos() / 1000));
+    m.put("fsyncError", d.fsyncError());
+    return m;
   }
 
   private static Map<String, Object> learner(LearnerProgress p) {

@@ -3,6 +3,7 @@ package io.etcdmemberagent.metrics;
 import io.etcdmemberagent.core.AgentMetrics;
 import io.etcdmemberagent.core.Check;
 import io.etcdmemberagent.core.CheckNames;
+import io.etcdmemberagent.core.DiskFacts;
 import io.etcdmemberagent.core.LeaderObservation;
 import io.etcdmemberagent.core.LocalObservation;
 import io.etcdmemberagent.core.MemberState;
@@ -43,6 +44,7 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
   private final Timer pollDuration;
   private final Timer promoteDuration;
   private final Timer patchDuration;
+  private final Timer fsyncProbe;
   private volatile double kubePending = Double.NaN;
   private volatile double kubeLastSync = Double.NaN;
   private final JvmGcMetrics gcMetrics = new JvmGcMetrics();
@@ -108,6 +110,15 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
         "last_poll_timestamp_seconds",
         "when the last poll started (Unix time)",
         o -> o.snapshot().takenAt().toEpochMilli() / 1000.0);
+    gauge(
+        "disk_healthy",
+        "1 when the disk check passes (NaN without --data-dir)",
+        o -> o.verdict().disk().map(c -> bit(c.passed())).orElse(Double.NaN));
+    gauge(
+        "disk_free_ratio",
+        "free share of the data dir's filesystem",
+        o -> o.snapshot().disk().map(DiskFacts::freeRatio).orElse(Double.NaN));
+    fsyncProbe = histogram("fsync_probe", "Time a 4 KiB write+fsync next to the data dir took");
     for (String check : CheckNames.ALL) {
       Gauge.builder(PREFIX + "check_passed", latest, ref -> checkPassed(ref.get(), check))
           .description("1 when the readiness check passes")
@@ -186,6 +197,12 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
   @Override
   public void recordPoll(PollOutcome outcome) {
     latest.set(outcome);
+    outcome
+        .snapshot()
+        .disk()
+        .filter(DiskFacts::probedNow)
+        .flatMap(DiskFacts::lastFsync)
+        .ifPresent(fsyncProbe::record);
     pollDuration.record(outcome.took());
     Counter.builder(PREFIX + "polls").description("Polls of etcd").register(registry).increment();
     for (PollError error : pollErrors(outcome)) {

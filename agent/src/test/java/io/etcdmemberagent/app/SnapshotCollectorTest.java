@@ -12,6 +12,7 @@ import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.List;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 class SnapshotCollectorTest {
@@ -23,7 +24,7 @@ class SnapshotCollectorTest {
 
   static SnapshotCollector collector(FakeEtcd etcd, List<String> cluster, List<String> peers) {
     return new SnapshotCollector(
-        etcd, new MembershipReader(etcd, LOCAL, cluster), CLOCK, LOCAL, peers);
+        etcd, new MembershipReader(etcd, LOCAL, cluster), CLOCK, LOCAL, peers, Optional.empty());
   }
 
   static LocalObservation status(long self, long leader, long raftIndex, boolean learner) {

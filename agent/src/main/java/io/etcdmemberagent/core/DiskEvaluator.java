@@ -1,0 +1,56 @@
+package io.etcdmemberagent.core;
+
+/** Judges the data dir and disk: the {@code disk} check. Pure. */
+public final class DiskEvaluator {
+
+  public static final String CHECK = "disk";
+
+  private final DiskPolicy policy;
+
+  public DiskEvaluator(DiskPolicy policy) {
+    this.policy = policy;
+  }
+
+  public DiskPolicy policy() {
+    return policy;
+  }
+
+  /** {@code dbSize}: the backend size from the local Status, or -1 when unknown. */
+  public Check check(DiskFacts facts, long dbSize) {
+    if (!facts.exists()) {
+      return Check.fail(CHECK, "DataDirMissing", "the data dir does not exist");
+    }
+    if (!facts.readable()) {
+      return Check.fail(CHECK, "DataDirUnreadable", "the data dir is not readable");
+    }
+    if (!facts.looksLikeEtcd()) {
+      return Check.fail(CHECK, "NotAnEtcdDataDir", "the data dir has no member/wal or member/snap");
+    }
+    if (facts.freeRatio() < policy.freeCritical()) {
+      return Check.fail(
+          CHECK, "LowDiskSpace", "free space below " + percent(policy.freeCritical()));
+    }
+    if (facts.fsyncError().isPresent()) {
+      return Check.fail(
+          CHECK, "FsyncFailed", "the write+fsync probe failed: " + facts.fsyncError().get());
+    }
+    if (facts.lastFsync().isPresent()
+        && facts.lastFsync().get().compareTo(policy.fsyncCritical()) > 0) {
+      return Check.fail(
+          CHECK,
+          "SlowFsync",
+          "write+fsync slower than " + policy.fsyncCritical().toMillis() + "ms");
+    }
+    if (dbSize >= 0 && dbSize >= policy.quotaCritical() * policy.quotaBytes()) {
+      return Check.fail(
+          CHECK,
+          "QuotaNearlyFull",
+          "backend at " + percent(policy.quotaCritical()) + " of its quota or more");
+    }
+    return Check.pass(CHECK, "Healthy", "data dir, free space, fsync and quota within limits");
+  }
+
+  private static String percent(double ratio) {
+    return Math.round(ratio * 100) + "%";
+  }
+}

@@ -1,0 +1,25 @@
+package io.etcdmemberagent.core;
+
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * What the disk probe found about the data dir this poll: whether it exists, is readable and looks
+ * like an etcd data dir ({@code member/wal} or {@code member/snap}); the free and total bytes of
+ * its filesystem; and the last write+fsync probe's latency or error ({@code probedNow} when that
+ * probe ran in this poll).
+ */
+public record DiskFacts(
+    boolean exists,
+    boolean readable,
+    boolean looksLikeEtcd,
+    long usableBytes,
+    long totalBytes,
+    Optional<Duration> lastFsync,
+    Optional<String> fsyncError,
+    boolean probedNow) {
+
+  public double freeRatio() {
+    return totalBytes <= 0 ? 1.0 : (double) usableBytes / totalBytes;
+  }
+}

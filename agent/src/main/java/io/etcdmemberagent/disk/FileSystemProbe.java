@@ -1,0 +1,89 @@
+package io.etcdmemberagent.disk;
+
+import io.etcdmemberagent.core.DiskFacts;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.FileStore;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * Looks at the data dir with java.nio: exists, readable, etcd's layout, free space of its
+ * filesystem; and every probe interval writes 4 KiB to a scratch file next to (not inside) the data
+ * dir, fsyncs it, times it and deletes it. Only reads the data dir; never changes it.
+ */
+public final class FileSystemProbe {
+
+  private static final int PROBE_BYTES = 4096;
+
+  private final Path dataDir;
+  private final Path scratch;
+  private final Duration probeInterval;
+  private long lastProbeNanos;
+  private boolean probed;
+  private Optional<Duration> lastFsync = Optional.empty();
+  private Optional<String> fsyncError = Optional.empty();
+
+  public FileSystemProbe(Path dataDir, Duration probeInterval) {
+    this.dataDir = dataDir.toAbsolutePath().normalize();
+    Path parent = this.dataDir.getParent() == null ? this.dataDir : this.dataDir.getParent();
+    this.scratch = parent.resolve("." + this.dataDir.getFileName() + ".agent-fsync-probe");
+    this.probeInterval = probeInterval;
+  }
+
+  public Path scratchFile() {
+    return scratch;
+  }
+
+  public DiskFacts probe() {
+    boolean exists = Files.isDirectory(dataDir);
+    boolean readable = exists && Files.isReadable(dataDir);
+    Path member = dataDir.resolve("member");
+    boolean etcd =
+        Files.isDirectory(member.resolve("wal")) || Files.isDirectory(member.resolve("snap"));
+    long usable = -1;
+    long total = -1;
+    try {
+      FileStore store = Files.getFileStore(exists ? dataDir : scratch.getParent());
+      usable = store.getUsableSpace();
+      total = store.getTotalSpace();
+    } catch (IOException e) {
+      // reported through exists/readable; sizes stay unknown
+    }
+    boolean due = !probed || System.nanoTime() - lastProbeNanos >= probeInterval.toNanos();
+    if (due && exists) {
+      fsyncProbe();
+    }
+    return new DiskFacts(
+        exists, readable, etcd, usable, total, lastFsync, fsyncError, due && exists);
+  }
+
+  private void fsyncProbe() {
+    probed = true;
+    lastProbeNanos = System.nanoTime();
+    long started = System.nanoTime();
+    try (FileChannel ch =
+        FileChannel.open(
+            scratch,
+            StandardOpenOption.CREATE,
+            StandardOpenOption.WRITE,
+            StandardOpenOption.TRUNCATE_EXISTING)) {
+      ch.write(ByteBuffer.allocate(PROBE_BYTES));
+      ch.force(true);
+      lastFsync = Optional.of(Duration.ofNanos(System.nanoTime() - started));
+      fsyncError = Optional.empty();
+    } catch (IOException e) {
+      fsyncError = Optional.of(e.getClass().getSimpleName() + ": " + e.getMessage());
+    } finally {
+      try {
+        Files.deleteIfExists(scratch);
+      } catch (IOException ignored) {
+        // a leftover 4 KiB scratch file is harmless and overwritten next time
+      }
+    }
+  }
+}

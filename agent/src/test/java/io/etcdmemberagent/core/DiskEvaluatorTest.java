@@ -1,0 +1,94 @@
+package io.etcdmemberagent.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+class DiskEvaluatorTest {
+
+  static final DiskPolicy POLICY =
+      new DiskPolicy(0.05, 0.15, Duration.ofMillis(500), 1000, 0.95, true);
+  static final DiskEvaluator EVALUATOR = new DiskEvaluator(POLICY);
+
+  static DiskFacts facts(boolean exists, boolean etcd, long usable, Duration fsync, String error) {
+    return new DiskFacts(
+        exists,
+        exists,
+        etcd,
+        usable,
+        100,
+        Optional.ofNullable(fsync),
+        Optional.ofNullable(error),
+        true);
+  }
+
+  static String reason(DiskFacts f, long dbSize) {
+    return EVALUATOR.check(f, dbSize).reason();
+  }
+
+  @Test
+  void judgesEveryLimit() {
+    Duration fast = Duration.ofMillis(2);
+    assertThat(reason(facts(true, true, 50, fast, null), 10)).isEqualTo("Healthy");
+    assertThat(reason(facts(false, false, 50, null, null), 10)).isEqualTo("DataDirMissing");
+    assertThat(reason(facts(true, false, 50, fast, null), 10)).isEqualTo("NotAnEtcdDataDir");
+    assertThat(reason(facts(true, true, 4, fast, null), 10)).isEqualTo("LowDiskSpace");
+    assertThat(reason(facts(true, true, 50, null, "IOException: No space left on device"), 10))
+        .isEqualTo("FsyncFailed");
+    assertThat(reason(facts(true, true, 50, Duration.ofMillis(501), null), 10))
+        .isEqualTo("SlowFsync");
+    assertThat(reason(facts(true, true, 50, fast, null), 950)).isEqualTo("QuotaNearlyFull");
+    assertThat(reason(facts(true, true, 50, fast, null), -1)).isEqualTo("Healthy");
+  }
+
+  @Test
+  void aFailingDiskGatesReadinessAndPromotionAndShowsInTheCondition() {
+    MemberEvaluator evaluator =
+        new MemberEvaluator(new ReadinessPolicy(100), Optional.of(EVALUATOR));
+    LocalStatus learner = new LocalStatus(1, 2, 10, 10, 2, 5, 5, true, "3.5.30", List.of());
+    Membership members =
+        new Membership.Known(
+            List.of(
+                new MemberInfo(1, "a", List.of("p1"), List.of("c1"), true),
+                new MemberInfo(2, "b", List.of("p2"), List.of("c2"), false)),
+            "c2");
+    MemberSnapshot s =
+        new MemberSnapshot(
+            java.time.Instant.EPOCH,
+            new LocalObservation.Answered(learner),
+            members,
+            new LeaderObservation.Answered(2, 10),
+            List.of(),
+            0,
+            Optional.of(facts(true, true, 1, Duration.ofMillis(1), null)));
+    Verdict v = evaluator.evaluate(s);
+    assertThat(v.check(DiskEvaluator.CHECK))
+        .hasValueSatisfying(c -> assertThat(c.passed()).isFalse());
+    PromotionTracker tracker =
+        new PromotionTracker(
+            new PromotionPolicy(
+                true, 100, 1, Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofMinutes(5)),
+            () -> 0.0);
+    assertThat(tracker.decide(s, v, java.time.Instant.EPOCH))
+        .isEqualTo(
+            new PromotionDecision.Hold("DiskUnhealthy", "the disk check fails: LowDiskSpace"));
+    PodCondition disk =
+        DesiredConditions.from(
+                v,
+                new LearnerProgress(
+                    false,
+                    false,
+                    Duration.ZERO,
+                    java.util.OptionalDouble.empty(),
+                    Optional.empty()))
+            .stream()
+            .filter(c -> c.name().equals(ConditionNames.DISK_HEALTHY))
+            .findFirst()
+            .orElseThrow();
+    assertThat(disk.status()).isEqualTo(ConditionStatus.FALSE);
+    assertThat(disk.reason()).isEqualTo("LowDiskSpace");
+  }
+}
