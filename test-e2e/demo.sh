@@ -31,9 +31,13 @@ t0=$(date +%s%N)
 say() { printf '[%6.2fs] %s\n' "$(( ($(date +%s%N) - t0) / 10000000 ))e-2" "$*"; }
 
 taken=" "
+# Ports come from below the kernel's ephemeral range: a port from that range that is free now
+# can become the source port of an outgoing connection before etcd binds it.
+ephemeral_low=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+(( ephemeral_low > 12000 )) || ephemeral_low=32768
 free_port() { # a port nothing listens on and not handed out before (sets $port)
   while :; do
-    port=$(( 20000 + RANDOM % 30000 ))
+    port=$(( 10000 + RANDOM % (ephemeral_low - 10000) ))
     [[ "$taken" == *" $port "* ]] && continue
     (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && continue
     taken+="$port "
