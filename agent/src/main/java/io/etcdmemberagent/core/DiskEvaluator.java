@@ -47,6 +47,12 @@ public final class DiskEvaluator {
           "QuotaNearlyFull",
           "backend at " + percent(policy.quotaCritical()) + " of its quota or more");
     }
+    if (facts.freeRatio() < policy.freeWarning()) {
+      return Check.pass(
+          CHECK,
+          "Healthy",
+          "within limits, but free space below the warning level " + percent(policy.freeWarning()));
+    }
     return Check.pass(CHECK, "Healthy", "data dir, free space, fsync and quota within limits");
   }
 

@@ -2,16 +2,15 @@ package io.etcdmemberagent.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.etcdmemberagent.testing.EtcdBinaries;
 import io.etcdmemberagent.testing.FreePorts;
 import io.etcdmemberagent.testing.Poll;
 import io.etcdmemberagent.testing.Processes;
+import io.etcdmemberagent.testing.SingleEtcd;
 import io.etcdmemberagent.testing.TestCertificates;
 import io.etcdmemberagent.testing.TestCertificates.KeyFormat;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -31,39 +30,20 @@ class ClientTlsIT {
   static void startEtcdWithClientCertAuth() throws IOException {
     certs = new TestCertificates(dir);
     Path[] server = certs.issue("server", KeyFormat.SEC1_EC);
-    int client = FreePorts.next();
-    int peer = FreePorts.next();
-    endpoint = "https://127.0.0.1:" + client;
+    endpoint = "https://127.0.0.1:" + FreePorts.next();
     etcd =
-        new ProcessBuilder(
-                List.of(
-                    EtcdBinaries.etcd("3.5").toString(),
-                    "--name",
-                    "tls0",
-                    "--data-dir",
-                    dir.resolve("tls0.etcd").toString(),
-                    "--listen-client-urls",
-                    endpoint,
-                    "--advertise-client-urls",
-                    endpoint,
-                    "--listen-peer-urls",
-                    "http://127.0.0.1:" + peer,
-                    "--initial-advertise-peer-urls",
-                    "http://127.0.0.1:" + peer,
-                    "--initial-cluster",
-                    "tls0=http://127.0.0.1:" + peer,
-                    "--cert-file",
-                    server[0].toString(),
-                    "--key-file",
-                    server[1].toString(),
-                    "--client-cert-auth",
-                    "--trusted-ca-file",
-                    certs.ca().toString(),
-                    "--logger",
-                    "zap"))
-            .redirectErrorStream(true)
-            .redirectOutput(dir.resolve("etcd.log").toFile())
-            .start();
+        SingleEtcd.start(
+            "tls0",
+            dir.resolve("tls0.etcd"),
+            endpoint,
+            dir.resolve("etcd.log"),
+            "--cert-file",
+            server[0].toString(),
+            "--key-file",
+            server[1].toString(),
+            "--client-cert-auth",
+            "--trusted-ca-file",
+            certs.ca().toString());
   }
 
   @AfterAll

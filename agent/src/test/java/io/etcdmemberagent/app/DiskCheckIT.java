@@ -3,10 +3,10 @@ package io.etcdmemberagent.app;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.etcdmemberagent.testing.EtcdBinaries;
 import io.etcdmemberagent.testing.FreePorts;
 import io.etcdmemberagent.testing.Poll;
 import io.etcdmemberagent.testing.Processes;
+import io.etcdmemberagent.testing.SingleEtcd;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -14,7 +14,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -58,33 +57,9 @@ class DiskCheckIT {
         "a tmpfs mount needs root (CI and this workplace run as root)");
     Process etcd = null;
     try {
-      int client = FreePorts.next();
-      int peer = FreePorts.next();
-      String endpoint = "http://127.0.0.1:" + client;
+      String endpoint = "http://127.0.0.1:" + FreePorts.next();
       Path data = mount.resolve("data");
-      etcd =
-          new ProcessBuilder(
-                  List.of(
-                      EtcdBinaries.etcd("3.5").toString(),
-                      "--name",
-                      "disk0",
-                      "--data-dir",
-                      data.toString(),
-                      "--listen-client-urls",
-                      endpoint,
-                      "--advertise-client-urls",
-                      endpoint,
-                      "--listen-peer-urls",
-                      "http://127.0.0.1:" + peer,
-                      "--initial-advertise-peer-urls",
-                      "http://127.0.0.1:" + peer,
-                      "--initial-cluster",
-                      "disk0=http://127.0.0.1:" + peer,
-                      "--logger",
-                      "zap"))
-              .redirectErrorStream(true)
-              .redirectOutput(dir.resolve("etcd.log").toFile())
-              .start();
+      etcd = SingleEtcd.start("disk0", data, endpoint, dir.resolve("etcd.log"));
       try (InProcessAgent agent =
           InProcessAgent.start(
               "--etcd-endpoint=" + endpoint,

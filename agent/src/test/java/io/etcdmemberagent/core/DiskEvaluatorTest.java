@@ -42,6 +42,9 @@ class DiskEvaluatorTest {
         .isEqualTo("SlowFsync");
     assertThat(reason(facts(true, true, 50, fast, null), 950)).isEqualTo("QuotaNearlyFull");
     assertThat(reason(facts(true, true, 50, fast, null), -1)).isEqualTo("Healthy");
+    Check warned = EVALUATOR.check(facts(true, true, 10, fast, null), 10);
+    assertThat(warned.passed()).isTrue();
+    assertThat(warned.message()).contains("below the warning level 15%");
   }
 
   @Test
