@@ -16,7 +16,7 @@ class ArchitectureTest {
           .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
           .importPackages("io.etcdmemberagent");
 
-  static final String[] ADAPTERS = {"etcd", "kube", "http", "metrics", "config"};
+  static final String[] ADAPTERS = {"etcd", "kube", "http", "metrics", "config", "disk", "tls"};
 
   @Test
   void theCoreUsesNoLibraryAndNoIo() {
@@ -73,6 +73,8 @@ class ArchitectureTest {
     libraryOnlyIn("io.javalin..", "http");
     libraryOnlyIn("io.micrometer..", "metrics");
     libraryOnlyIn("io.kubernetes..", "kube");
+    libraryOnlyIn("org.bouncycastle..", "tls");
+    libraryOnlyIn("com.sun.jna..", "disk");
   }
 
   private static void libraryOnlyIn(String library, String adapter) {

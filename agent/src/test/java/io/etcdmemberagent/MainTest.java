@@ -24,6 +24,32 @@ class MainTest {
   }
 
   @Test
+  void unusableCertificateFilesExitWithTwo(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+      throws Exception {
+    java.nio.file.Path garbage = java.nio.file.Files.writeString(dir.resolve("x.pem"), "junk\n");
+    var pki = new io.etcdmemberagent.testing.TestPki(dir, "main");
+    var a = pki.issue("a");
+    var b = pki.issue("b");
+    for (List<String> args :
+        List.of(
+            List.of("run", "--http-port=0", "--cacert=" + garbage),
+            List.of("run", "--http-port=0", "--cert=" + a.cert(), "--key=" + b.key()),
+            List.of("run", "--http-port=0", "--cert=" + garbage, "--key=" + a.key()),
+            List.of("run", "--http-port=0", "--peer-cacert=" + garbage),
+            List.of("run", "--http-port=0", "--peer-cert=" + dir.resolve("missing.pem")),
+            List.of(
+                "join",
+                "--name=m",
+                "--peer-urls=http://127.0.0.1:2380",
+                "--data-dir=" + dir,
+                "--env-file=" + dir.resolve("env"),
+                "--cluster-endpoints=http://127.0.0.1:1",
+                "--cacert=" + garbage))) {
+      assertThat(Main.execute(args, Map.of())).as(String.join(" ", args)).isEqualTo(2);
+    }
+  }
+
+  @Test
   void versionAndHelpSucceed() {
     assertThat(Main.execute(List.of("version"), Map.of())).isEqualTo(0);
     assertThat(Main.execute(List.of("run", "--help"), Map.of())).isEqualTo(0);

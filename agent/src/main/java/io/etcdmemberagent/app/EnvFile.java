@@ -20,6 +20,11 @@ final class EnvFile {
     StringBuilder text = new StringBuilder("# written by etcd-member-agent join\n");
     values.forEach(
         (k, v) -> text.append(k).append("='").append(v.replace("'", "'\\''")).append("'\n"));
+    writeText(file, text.toString());
+  }
+
+  /** Any text, atomically: a temp file beside the target, then a rename. */
+  static void writeText(Path file, String text) throws IOException {
     Path dir = file.toAbsolutePath().getParent();
     Path temp = Files.createTempFile(dir, "." + file.getFileName(), ".tmp");
     try {

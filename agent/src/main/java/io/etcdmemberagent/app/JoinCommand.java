@@ -4,6 +4,7 @@ import io.etcdmemberagent.config.GoDuration;
 import io.etcdmemberagent.config.JoinConfig;
 import io.etcdmemberagent.core.AddAnswer;
 import io.etcdmemberagent.core.ChangeAnswer;
+import io.etcdmemberagent.core.EtcdConfigYaml;
 import io.etcdmemberagent.core.EtcdGateway;
 import io.etcdmemberagent.core.InitialCluster;
 import io.etcdmemberagent.core.JoinDecider;
@@ -12,6 +13,7 @@ import io.etcdmemberagent.core.JoinPlan;
 import io.etcdmemberagent.core.Membership;
 import io.etcdmemberagent.etcd.ClientTls;
 import io.etcdmemberagent.etcd.GrpcEtcdGateway;
+import io.etcdmemberagent.tls.ClientTlsFiles;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;
@@ -19,6 +21,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -47,8 +50,13 @@ public final class JoinCommand {
   }
 
   /** Runs {@code join} with a gRPC gateway to etcd; returns the exit status. */
-  public static int execute(JoinConfig config) throws IOException, InterruptedException {
-    ClientTls tls = new ClientTls(config.tls().caCert(), config.tls().cert(), config.tls().key());
+  public static int execute(JoinConfig config)
+      throws IOException, InterruptedException, RunCommand.StartupException {
+    ClientTls tls =
+        ClientTlsReloader.toGateway(
+            ClientTlsReloader.loadAtStart(
+                new ClientTlsFiles(
+                    config.tls().caCert(), config.tls().cert(), config.tls().key())));
     try (GrpcEtcdGateway etcd = new GrpcEtcdGateway(tls, config.etcdTimeout())) {
       return new JoinCommand(config, etcd).run();
     }
@@ -235,6 +243,15 @@ public final class JoinCommand {
     }
     config.initialClusterToken().ifPresent(t -> env.put("ETCD_INITIAL_CLUSTER_TOKEN", t));
     EnvFile.write(config.envFile(), env);
+    if (config.etcdConfigFile().isPresent()) {
+      Map<String, String> owned = new LinkedHashMap<>();
+      env.forEach(
+          (k, v) ->
+              owned.put(
+                  k.substring("ETCD_".length()).toLowerCase(Locale.ROOT).replace('_', '-'), v));
+      String template = Files.readString(config.etcdConfigTemplate().orElseThrow());
+      EnvFile.writeText(config.etcdConfigFile().get(), EtcdConfigYaml.render(template, owned));
+    }
     EventLog.info(
         "env-file-written",
         "path",

@@ -22,10 +22,10 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
 /**
- * Polls on one thread: collect a snapshot, decide readiness, watch a learner, promote it when the
- * rule holds, publish. A poll starts one interval after the previous one started (at once if it
- * took longer); learners poll at the faster learner interval so that promotion follows catch-up
- * closely. No failure stops the loop.
+ * Polls on one thread: housekeeping (client certificate reload), collect a snapshot, decide
+ * readiness, watch a learner, promote it when the rule holds, publish. A poll starts one interval
+ * after the previous one started (at once if it took longer); learners poll at the faster learner
+ * interval so that promotion follows catch-up closely. No failure stops the loop.
  */
 final class PollLoop implements AutoCloseable {
 
@@ -41,6 +41,7 @@ final class PollLoop implements AutoCloseable {
   private final TransitionLog transitions;
   private final Clock clock;
   private final Intervals intervals;
+  private final Runnable beforePoll;
   private final Consumer<PollOutcome> publisher;
   private final ScheduledExecutorService thread =
       Executors.newSingleThreadScheduledExecutor(
@@ -63,6 +64,7 @@ final class PollLoop implements AutoCloseable {
       TransitionLog transitions,
       Clock clock,
       Intervals intervals,
+      Runnable beforePoll,
       Consumer<PollOutcome> publisher) {
     this.collector = collector;
     this.evaluator = evaluator;
@@ -73,6 +75,7 @@ final class PollLoop implements AutoCloseable {
     this.transitions = transitions;
     this.clock = clock;
     this.intervals = intervals;
+    this.beforePoll = beforePoll;
     this.publisher = publisher;
     this.lastProgress = clock.instant();
   }
@@ -115,6 +118,7 @@ final class PollLoop implements AutoCloseable {
   private PollOutcome pollOnce() {
     long started = System.nanoTime();
     long seq = ++sequence;
+    beforePoll.run();
     MemberSnapshot snapshot = collector.collect();
     Verdict verdict = evaluator.evaluate(snapshot);
     Instant now = clock.instant();

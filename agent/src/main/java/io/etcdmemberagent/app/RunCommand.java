@@ -3,6 +3,7 @@ package io.etcdmemberagent.app;
 import io.etcdmemberagent.config.DiskSettings;
 import io.etcdmemberagent.config.GoDuration;
 import io.etcdmemberagent.config.KubeSettings;
+import io.etcdmemberagent.config.PeerTlsSettings;
 import io.etcdmemberagent.config.PromotionSettings;
 import io.etcdmemberagent.config.RunConfig;
 import io.etcdmemberagent.core.DesiredConditions;
@@ -12,18 +13,23 @@ import io.etcdmemberagent.core.DiskPolicy;
 import io.etcdmemberagent.core.EventDetector;
 import io.etcdmemberagent.core.LearnerWatch;
 import io.etcdmemberagent.core.MemberEvaluator;
+import io.etcdmemberagent.core.PeerTlsEvaluator;
+import io.etcdmemberagent.core.PeerTlsPolicy;
 import io.etcdmemberagent.core.PodApi;
 import io.etcdmemberagent.core.PollOutcome;
 import io.etcdmemberagent.core.PromotionPolicy;
 import io.etcdmemberagent.core.PromotionTracker;
 import io.etcdmemberagent.core.ReadinessPolicy;
 import io.etcdmemberagent.disk.FileSystemProbe;
-import io.etcdmemberagent.etcd.ClientTls;
 import io.etcdmemberagent.etcd.GrpcEtcdGateway;
 import io.etcdmemberagent.http.HttpServer;
 import io.etcdmemberagent.http.MetricsSource;
 import io.etcdmemberagent.kube.ClientJavaPodApi;
 import io.etcdmemberagent.metrics.MicrometerMetrics;
+import io.etcdmemberagent.tls.ClientTlsFiles;
+import io.etcdmemberagent.tls.ClientTlsMaterial;
+import io.etcdmemberagent.tls.PeerCertificateInspector;
+import io.etcdmemberagent.tls.TlsFileException;
 import java.io.IOException;
 import java.net.URI;
 import java.time.Clock;
@@ -55,6 +61,7 @@ public final class RunCommand {
   private AgentState state;
   private HttpServer http;
   private KubeSync kube;
+  private ClientTlsReloader tlsReloader;
   private final Map<String, String> env;
 
   /** {@code env}: the process environment, for in-cluster detection. */
@@ -88,10 +95,22 @@ public final class RunCommand {
         podApi
             .map(api -> new KubeSync(api, clock, config.kube().resyncInterval(), metrics))
             .orElse(null);
-    etcd =
-        new GrpcEtcdGateway(
-            new ClientTls(config.tls().caCert(), config.tls().cert(), config.tls().key()),
-            config.etcdTimeout());
+    ClientTlsFiles tlsFiles =
+        new ClientTlsFiles(config.tls().caCert(), config.tls().cert(), config.tls().key());
+    ClientTlsMaterial tlsMaterial = ClientTlsReloader.loadAtStart(tlsFiles);
+    PeerTlsSettings peer = config.peerTls();
+    PeerCertificateInspector inspector =
+        new PeerCertificateInspector(
+            peer.peerCert(), peer.peerCaCert(), config.etcdTimeout(), clock);
+    try {
+      inspector.validateFiles();
+    } catch (TlsFileException e) {
+      throw new StartupException(e.getMessage(), e);
+    }
+    etcd = new GrpcEtcdGateway(ClientTlsReloader.toGateway(tlsMaterial), config.etcdTimeout());
+    tlsReloader =
+        new ClientTlsReloader(
+            tlsFiles, tlsMaterial, etcd::useTls, metrics, clock, peer.tlsReloadInterval());
     MembershipReader membership =
         new MembershipReader(
             etcd,
@@ -107,7 +126,8 @@ public final class RunCommand {
             clock,
             config.etcdEndpoint().toString(),
             config.peerUrls(),
-            probe.map(pr -> (Supplier<DiskFacts>) pr::probe));
+            probe.map(pr -> (Supplier<DiskFacts>) pr::probe),
+            new PeerTlsMonitor(inspector::inspect, peer.peerCheckInterval()));
     Optional<DiskEvaluator> diskEvaluator =
         probe.map(
             pr ->
@@ -115,6 +135,8 @@ public final class RunCommand {
                     new DiskPolicy(
                         d.freeCritical(),
                         d.freeWarning(),
+                        d.inodesCritical(),
+                        d.inodesWarning(),
                         d.fsyncCritical(),
                         d.quotaBytes(),
                         d.quotaCritical(),
@@ -131,7 +153,11 @@ public final class RunCommand {
     loop =
         new PollLoop(
             collector,
-            new MemberEvaluator(new ReadinessPolicy(config.maxLagEntries()), diskEvaluator),
+            new MemberEvaluator(
+                new ReadinessPolicy(config.maxLagEntries(), config.noSpaceFailsReadiness()),
+                diskEvaluator,
+                new PeerTlsEvaluator(
+                    new PeerTlsPolicy(peer.certExpiryWarning(), peer.gatesReadiness()))),
             new LearnerWatch(p.stallTimeout()),
             new PromotionTracker(policy, () -> ThreadLocalRandom.current().nextDouble()),
             new Promoter(etcd, membership, clock),
@@ -139,6 +165,7 @@ public final class RunCommand {
             new TransitionLog(),
             clock,
             new PollLoop.Intervals(config.pollInterval(), p.learnerPollInterval()),
+            tlsReloader::checkIfDue,
             publisher());
     state = new AgentState(loop, clock, maxVerdictAge(), this::statusExtras);
     try {
@@ -225,7 +252,7 @@ public final class RunCommand {
     if (kube == null) {
       return outcome -> {};
     }
-    EventDetector events = new EventDetector();
+    EventDetector events = new EventDetector(config.kube().downEventAfter());
     return outcome ->
         kube.offer(
             DesiredConditions.from(outcome.verdict(), outcome.progress()), events.observe(outcome));
@@ -257,6 +284,7 @@ public final class RunCommand {
     agent.put("kube", kubeDescription());
     Map<String, Object> extras = new LinkedHashMap<>();
     extras.put("agent", agent);
+    extras.put("tls", tlsReloader.status());
     if (kube != null) {
       extras.put("kube", kube.status());
     }

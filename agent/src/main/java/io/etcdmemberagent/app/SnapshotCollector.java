@@ -1,5 +1,6 @@
 package io.etcdmemberagent.app;
 
+import io.etcdmemberagent.core.Alarm;
 import io.etcdmemberagent.core.DiskFacts;
 import io.etcdmemberagent.core.EtcdGateway;
 import io.etcdmemberagent.core.LeaderObservation;
@@ -17,8 +18,9 @@ import java.util.function.Supplier;
 
 /**
  * Makes one poll's etcd calls: local Status, the member list through a voter, and the leader's
- * Status through its client URL (skipped when the local member leads). Remembers the last member
- * list and the local member id between polls; nothing else.
+ * Status through its client URL (skipped when the local member leads); the alarm list through a
+ * voter only when the local member is silent. Adds the disk and peer-TLS facts. Remembers the last
+ * member list and the local member id between polls; nothing else.
  */
 final class SnapshotCollector {
 
@@ -28,6 +30,7 @@ final class SnapshotCollector {
   private final MembershipReader membershipReader;
   private final List<String> ownPeerUrls;
   private final Optional<Supplier<DiskFacts>> disk;
+  private final PeerTlsMonitor peerTls;
   private Membership lastKnown = new Membership.Unknown("not read yet");
   private long rememberedMemberId;
 
@@ -37,8 +40,10 @@ final class SnapshotCollector {
       Clock clock,
       String localEndpoint,
       List<String> ownPeerUrls,
-      Optional<Supplier<DiskFacts>> disk) {
+      Optional<Supplier<DiskFacts>> disk,
+      PeerTlsMonitor peerTls) {
     this.etcd = etcd;
+    this.peerTls = peerTls;
     this.clock = clock;
     this.localEndpoint = localEndpoint;
     this.membershipReader = membershipReader;
@@ -58,6 +63,10 @@ final class SnapshotCollector {
       lastKnown = membership;
     }
     LeaderObservation leader = readLeader(status);
+    Optional<List<Alarm>> listedAlarms =
+        status == null && membership instanceof Membership.Known known
+            ? etcd.alarmList(known.readFrom())
+            : Optional.empty();
     return new MemberSnapshot(
         takenAt,
         local,
@@ -65,7 +74,9 @@ final class SnapshotCollector {
         leader,
         ownPeerUrls,
         rememberedMemberId,
-        disk.map(Supplier::get));
+        disk.map(Supplier::get),
+        peerTls.facts(lastKnown, rememberedMemberId, ownPeerUrls),
+        listedAlarms);
   }
 
   private Membership membership(LocalObservation local) {

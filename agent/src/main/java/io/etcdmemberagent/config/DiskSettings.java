@@ -9,6 +9,8 @@ public record DiskSettings(
     Optional<Path> dataDir,
     double freeCritical,
     double freeWarning,
+    double inodesCritical,
+    double inodesWarning,
     Duration fsyncProbeInterval,
     Duration fsyncCritical,
     long quotaBytes,

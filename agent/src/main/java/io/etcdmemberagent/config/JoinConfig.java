@@ -21,6 +21,8 @@ public record JoinConfig(
     boolean replaceLostMember,
     Optional<String> initialClusterToken,
     Duration etcdTimeout,
+    Optional<Path> etcdConfigTemplate,
+    Optional<Path> etcdConfigFile,
     TlsFiles tls,
     LogConfig log) {
 
@@ -50,7 +52,16 @@ public record JoinConfig(
               "false",
               "if this member started before but its data dir is empty, remove and re-add it"),
           new Flag("initial-cluster-token", "", "ETCD_INITIAL_CLUSTER_TOKEN for a new cluster"),
-          new Flag("etcd-timeout", "2s", "deadline of every etcd call"));
+          new Flag("etcd-timeout", "2s", "deadline of every etcd call"),
+          new Flag(
+              "etcd-config-template",
+              "",
+              "an etcd --config-file of static settings; with --etcd-config-file, join writes it"
+                  + " completed with its decision (for etcd images without a shell)"),
+          new Flag(
+              "etcd-config-file",
+              "",
+              "where to write the completed etcd config file (with --etcd-config-template)"));
 
   public static JoinConfig parse(List<String> args, Map<String, String> env)
       throws ConfigException {
@@ -76,6 +87,19 @@ public record JoinConfig(
       throw new ConfigException(
           "invalid value \"" + envFile + "\" for --env-file: its directory does not exist");
     }
+    Optional<Path> template = v.readableFile("etcd-config-template");
+    Optional<Path> configFile = v.optional("etcd-config-file").map(Path::of);
+    if (template.isPresent() != configFile.isPresent()) {
+      throw new ConfigException(
+          "--etcd-config-template and --etcd-config-file must be given together");
+    }
+    if (configFile.isPresent()
+        && !java.nio.file.Files.isDirectory(configFile.get().toAbsolutePath().getParent())) {
+      throw new ConfigException(
+          "invalid value \""
+              + configFile.get()
+              + "\" for --etcd-config-file: its directory does not exist");
+    }
     return new JoinConfig(
         name,
         peers,
@@ -89,6 +113,8 @@ public record JoinConfig(
         v.bool("replace-lost-member"),
         v.optional("initial-cluster-token"),
         v.positiveDuration("etcd-timeout"),
+        template,
+        configFile,
         tls,
         RunConfig.logConfig(v));
   }

@@ -7,7 +7,8 @@ import java.util.Optional;
 /**
  * The Kubernetes flags: {@code mode} auto, on or off; a kubeconfig (else in-cluster); this Pod's
  * name and namespace (downward API); the condition type prefix; the API call timeout; and how often
- * the Pod is re-read to restore conditions something else removed.
+ * the Pod is re-read to restore conditions something else removed; how long the local member must
+ * be silent before the LocalMemberDown event.
  */
 public record KubeSettings(
     String mode,
@@ -16,4 +17,5 @@ public record KubeSettings(
     Optional<String> podNamespace,
     String conditionPrefix,
     Duration timeout,
-    Duration resyncInterval) {}
+    Duration resyncInterval,
+    Duration downEventAfter) {}

@@ -21,6 +21,8 @@ public record RunConfig(
     DiskSettings disk,
     KubeSettings kube,
     TlsFiles tls,
+    PeerTlsSettings peerTls,
+    boolean noSpaceFailsReadiness,
     LogConfig log) {
 
   public static final List<Flag> FLAGS =
@@ -78,6 +80,40 @@ public record RunConfig(
           new Flag(
               "disk-gates-readiness", "true", "a failing disk check makes the member not ready"),
           new Flag(
+              "inodes-free-critical", "5%", "the disk check fails below this share of free inodes"),
+          new Flag(
+              "inodes-free-warning",
+              "10%",
+              "below this share of free inodes is reported, not failed"),
+          new Flag(
+              "nospace-fails-readiness",
+              "false",
+              "a NOSPACE alarm makes the member not ready (reads still work; CORRUPT always does)"),
+          new Flag(
+              "peer-cert",
+              "",
+              "PEM peer certificate of this member, judged when its peer port cannot be dialled"),
+          new Flag(
+              "peer-cacert",
+              "",
+              "PEM CA bundle the peer certificates must chain to (peer-tls check)"),
+          new Flag(
+              "cert-expiry-warning",
+              "720h",
+              "the peer-tls check fails when a peer certificate ends within this time"),
+          new Flag(
+              "peer-tls-check-interval",
+              "1m",
+              "how often to inspect this member's peer certificate (and at once when its peer URLs change)"),
+          new Flag(
+              "peer-tls-gates-readiness",
+              "false",
+              "a failing peer-tls check makes the member not ready"),
+          new Flag(
+              "tls-reload-interval",
+              "10s",
+              "how often to re-read --cacert/--cert/--key and use changed files without a restart"),
+          new Flag(
               "kube",
               "auto",
               "publish Pod conditions and events: auto (in a Pod or with a kubeconfig), on, off"),
@@ -90,7 +126,11 @@ public record RunConfig(
           new Flag(
               "resync-interval",
               "5m",
-              "re-read the Pod this often and restore our conditions if something removed them"));
+              "re-read the Pod this often and restore our conditions if something removed them"),
+          new Flag(
+              "down-event-after",
+              "30s",
+              "post a LocalMemberDown event when the local etcd has not answered this long"));
 
   public static RunConfig parse(List<String> args, Map<String, String> env) throws ConfigException {
     FlagValues v = FlagValues.parse(FLAGS, args, env, Subcommands.allEnvNames());
@@ -124,6 +164,8 @@ public record RunConfig(
         disk(v),
         kube(v, env),
         tls,
+        peerTls(v),
+        v.bool("nospace-fails-readiness"),
         logConfig(v));
   }
 
@@ -132,11 +174,23 @@ public record RunConfig(
         v.optional("data-dir").map(Path::of),
         v.percent("disk-free-critical"),
         v.percent("disk-free-warning"),
+        v.percent("inodes-free-critical"),
+        v.percent("inodes-free-warning"),
         v.positiveDuration("fsync-probe-interval"),
         v.positiveDuration("fsync-critical"),
         v.longAtLeast("quota-backend-bytes", 1),
         v.percent("quota-critical"),
         v.bool("disk-gates-readiness"));
+  }
+
+  private static PeerTlsSettings peerTls(FlagValues v) throws ConfigException {
+    return new PeerTlsSettings(
+        v.readableFile("peer-cert"),
+        v.readableFile("peer-cacert"),
+        v.positiveDuration("cert-expiry-warning"),
+        v.positiveDuration("tls-reload-interval"),
+        v.positiveDuration("peer-tls-check-interval"),
+        v.bool("peer-tls-gates-readiness"));
   }
 
   private static KubeSettings kube(FlagValues v, Map<String, String> env) throws ConfigException {
@@ -161,7 +215,8 @@ public record RunConfig(
         v.optional("pod-namespace").or(() -> nonBlank(env.get("POD_NAMESPACE"))),
         prefix,
         v.positiveDuration("kube-timeout"),
-        v.positiveDuration("resync-interval"));
+        v.positiveDuration("resync-interval"),
+        v.positiveDuration("down-event-after"));
   }
 
   private static Optional<String> nonBlank(String s) {

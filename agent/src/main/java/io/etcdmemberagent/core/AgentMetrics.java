@@ -19,6 +19,12 @@ public interface AgentMetrics {
 
         @Override
         public void recordKubeState(boolean pending, java.time.Instant lastSync) {}
+
+        @Override
+        public void recordTlsReload(String result) {}
+
+        @Override
+        public void recordCertificateExpiry(String certificate, java.time.Instant notAfter) {}
       };
 
   void recordPoll(PollOutcome outcome);
@@ -33,4 +39,10 @@ public interface AgentMetrics {
 
   /** Whether a desired state waits to be written, and when the API last held ours. */
   void recordKubeState(boolean pending, java.time.Instant lastSync);
+
+  /** One reload of changed client TLS files: success or failure. */
+  void recordTlsReload(String result);
+
+  /** When a certificate in use ({@code client}) stops being valid. */
+  void recordCertificateExpiry(String certificate, java.time.Instant notAfter);
 }

@@ -11,7 +11,14 @@ public final class CheckNames {
   public static final String IN_SYNC = "in-sync";
   public static final String ALARMS = "alarms";
 
+  public static final String DISK = "disk";
+  public static final String PEER_TLS = "peer-tls";
+
+  /** The checks that always gate readiness. */
   public static final List<String> ALL = List.of(SERVING, MEMBER, VOTER, LEADER, IN_SYNC, ALARMS);
+
+  /** The checks that gate readiness only when configured to. */
+  public static final List<String> OPTIONAL = List.of(DISK, PEER_TLS);
 
   private CheckNames() {}
 }

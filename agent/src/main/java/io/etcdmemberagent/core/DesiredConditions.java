@@ -24,8 +24,8 @@ public final class DesiredConditions {
         ready(verdict),
         votingMember(verdict, progress),
         fromCheck(ConditionNames.IN_SYNC, verdict, CheckNames.IN_SYNC),
-        fromCheck(ConditionNames.ALARMS_CLEAR, verdict, CheckNames.ALARMS),
-        notChecked(ConditionNames.PEER_TLS, "peer TLS"),
+        alarmsClear(verdict),
+        peerTls(verdict.peerTls()),
         verdict
             .disk()
             .map(
@@ -39,10 +39,52 @@ public final class DesiredConditions {
                 notChecked(ConditionNames.DISK_HEALTHY, "the data dir and disk (no --data-dir)")));
   }
 
-  /** A condition of the contract whose check this version does not make yet: Unknown. */
-  private static PodCondition notChecked(String name, String what) {
+  /**
+   * False while any alarm is raised for this member, even one that does not gate readiness (NOSPACE
+   * by default); Unknown while neither the member nor the alarm list could be read.
+   */
+  private static PodCondition alarmsClear(Verdict verdict) {
+    Check check = verdict.check(CheckNames.ALARMS).orElseThrow();
+    List<String> own =
+        verdict.alarms().stream()
+            .filter(a -> a.memberId() == verdict.memberId())
+            .map(Alarm::type)
+            .distinct()
+            .sorted()
+            .toList();
+    if (!own.isEmpty()) {
+      String reason =
+          own.contains("CORRUPT") ? "Corrupt" : own.contains("NOSPACE") ? "NoSpace" : "Alarm";
+      return new PodCondition(
+          ConditionNames.ALARMS_CLEAR,
+          ConditionStatus.FALSE,
+          reason,
+          "alarm raised for this member: " + String.join(", ", own));
+    }
+    if (check.reason().equals("Unknown")) {
+      return new PodCondition(
+          ConditionNames.ALARMS_CLEAR, ConditionStatus.UNKNOWN, "Unknown", check.message());
+    }
     return new PodCondition(
-        name, ConditionStatus.UNKNOWN, "NotChecked", what + " is not checked by this version");
+        ConditionNames.ALARMS_CLEAR,
+        ConditionStatus.TRUE,
+        "NoAlarm",
+        "no alarm raised for this member");
+  }
+
+  private static PodCondition peerTls(Check check) {
+    ConditionStatus status =
+        check.passed()
+            ? ConditionStatus.TRUE
+            : PeerTlsEvaluator.UNKNOWN_REASONS.contains(check.reason())
+                ? ConditionStatus.UNKNOWN
+                : ConditionStatus.FALSE;
+    return new PodCondition(ConditionNames.PEER_TLS, status, check.reason(), check.message());
+  }
+
+  /** A condition whose check is not configured: Unknown. */
+  private static PodCondition notChecked(String name, String what) {
+    return new PodCondition(name, ConditionStatus.UNKNOWN, "NotChecked", what + " is not checked");
   }
 
   private static PodCondition votingMember(Verdict verdict, LearnerProgress progress) {

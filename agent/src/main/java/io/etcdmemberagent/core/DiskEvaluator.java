@@ -3,7 +3,7 @@ package io.etcdmemberagent.core;
 /** Judges the data dir and disk: the {@code disk} check. Pure. */
 public final class DiskEvaluator {
 
-  public static final String CHECK = "disk";
+  public static final String CHECK = CheckNames.DISK;
 
   private final DiskPolicy policy;
 
@@ -26,9 +26,23 @@ public final class DiskEvaluator {
     if (!facts.looksLikeEtcd()) {
       return Check.fail(CHECK, "NotAnEtcdDataDir", "the data dir has no member/wal or member/snap");
     }
+    if (facts.dbFile() instanceof DbFileState.Corrupt c) {
+      return Check.fail(
+          CHECK,
+          "CorruptDatabase",
+          "member/snap/db is corrupt (" + c.detail() + "); etcd cannot start on it");
+    }
+    if (facts.dbFile() instanceof DbFileState.Unreadable u) {
+      return Check.fail(
+          CHECK, "DatabaseUnreadable", "member/snap/db cannot be read: " + u.detail());
+    }
     if (facts.freeRatio() < policy.freeCritical()) {
       return Check.fail(
           CHECK, "LowDiskSpace", "free space below " + percent(policy.freeCritical()));
+    }
+    if (facts.freeInodeRatio() < policy.inodesCritical()) {
+      return Check.fail(
+          CHECK, "LowFreeInodes", "free inodes below " + percent(policy.inodesCritical()));
     }
     if (facts.fsyncError().isPresent()) {
       return Check.fail(
@@ -47,13 +61,22 @@ public final class DiskEvaluator {
           "QuotaNearlyFull",
           "backend at " + percent(policy.quotaCritical()) + " of its quota or more");
     }
+    java.util.List<String> warnings = new java.util.ArrayList<>();
     if (facts.freeRatio() < policy.freeWarning()) {
-      return Check.pass(
-          CHECK,
-          "Healthy",
-          "within limits, but free space below the warning level " + percent(policy.freeWarning()));
+      warnings.add("free space below the warning level " + percent(policy.freeWarning()));
     }
-    return Check.pass(CHECK, "Healthy", "data dir, free space, fsync and quota within limits");
+    if (facts.freeInodeRatio() < policy.inodesWarning()) {
+      warnings.add("free inodes below the warning level " + percent(policy.inodesWarning()));
+    }
+    if (!warnings.isEmpty()) {
+      return Check.pass(CHECK, "Healthy", "within limits, but " + String.join(" and ", warnings));
+    }
+    return Check.pass(
+        CHECK,
+        "Healthy",
+        "data dir, free space"
+            + (facts.inodesKnown() ? ", inodes" : "")
+            + ", fsync and quota within limits");
   }
 
   private static String percent(double ratio) {

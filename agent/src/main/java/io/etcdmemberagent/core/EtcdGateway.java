@@ -13,6 +13,12 @@ public interface EtcdGateway extends AutoCloseable {
   Membership memberList(String endpoint);
 
   /**
+   * {@code Alarm(GET)} through one client URL, which must belong to a voter: every member's alarms,
+   * or empty when the call failed.
+   */
+  java.util.Optional<java.util.List<Alarm>> alarmList(String endpoint);
+
+  /**
    * {@code MemberPromote} of one member through one client URL, which must belong to a voter (a
    * follower forwards it to the leader). Never retried here: promote is not idempotent.
    */

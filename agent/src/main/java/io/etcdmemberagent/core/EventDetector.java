@@ -12,7 +12,15 @@ import java.util.TreeSet;
  */
 public final class EventDetector {
 
+  private final java.time.Duration downReportAfter;
   private PollOutcome previous;
+  private java.time.Instant silentSince;
+  private boolean downReported;
+
+  /** {@code downReportAfter}: how long the local member must be silent for LocalMemberDown. */
+  public EventDetector(java.time.Duration downReportAfter) {
+    this.downReportAfter = downReportAfter;
+  }
 
   public List<PodEvent> observe(PollOutcome outcome) {
     List<PodEvent> events = new ArrayList<>();
@@ -47,6 +55,8 @@ public final class EventDetector {
     leader(previous, outcome).ifPresent(events::add);
     disk(previous, outcome).ifPresent(events::add);
     events.addAll(alarms(previous, outcome));
+    peerTls(previous, outcome).ifPresent(events::add);
+    localOutage(outcome).ifPresent(events::add);
     previous = outcome;
     return events;
   }
@@ -80,6 +90,60 @@ public final class EventDetector {
     }
     if (!was && is.get().passed()) {
       return java.util.Optional.of(PodEvent.normal("DiskHealthy", "the disk check passes again"));
+    }
+    return java.util.Optional.empty();
+  }
+
+  /** A peer-TLS problem (not a "cannot tell") when it appears or changes; and its end. */
+  private static java.util.Optional<PodEvent> peerTls(PollOutcome previous, PollOutcome now) {
+    Check is = now.verdict().peerTls();
+    Check was = previous == null ? null : previous.verdict().peerTls();
+    boolean problem = !is.passed() && !PeerTlsEvaluator.UNKNOWN_REASONS.contains(is.reason());
+    if (problem && (was == null || !was.reason().equals(is.reason()))) {
+      return java.util.Optional.of(
+          PodEvent.warning("PeerTlsProblem", is.reason() + ": " + is.message()));
+    }
+    if (is.passed()
+        && was != null
+        && !was.passed()
+        && !PeerTlsEvaluator.UNKNOWN_REASONS.contains(was.reason())) {
+      return java.util.Optional.of(PodEvent.normal("PeerTlsValid", is.message()));
+    }
+    return java.util.Optional.empty();
+  }
+
+  /**
+   * The local etcd silent for {@code downReportAfter} (stopped, or failing to start in a loop),
+   * once; and its return.
+   */
+  private java.util.Optional<PodEvent> localOutage(PollOutcome now) {
+    boolean answered = now.snapshot().local() instanceof LocalObservation.Answered;
+    if (answered) {
+      silentSince = null;
+      if (downReported) {
+        downReported = false;
+        return java.util.Optional.of(
+            PodEvent.normal("LocalMemberUp", "the local etcd member answers again"));
+      }
+      return java.util.Optional.empty();
+    }
+    java.time.Instant at = now.snapshot().takenAt();
+    if (silentSince == null) {
+      silentSince = at;
+    }
+    if (!downReported
+        && java.time.Duration.between(silentSince, at).compareTo(downReportAfter) >= 0) {
+      downReported = true;
+      Check serving = now.verdict().check(CheckNames.SERVING).orElseThrow();
+      return java.util.Optional.of(
+          PodEvent.warning(
+              "LocalMemberDown",
+              "the local etcd member has not answered for "
+                  + downReportAfter.toSeconds()
+                  + "s ("
+                  + serving.reason()
+                  + "): "
+                  + serving.message()));
     }
     return java.util.Optional.empty();
   }

@@ -10,6 +10,7 @@ public final class MemberEvaluator {
 
   private final ReadinessPolicy policy;
   private final Optional<DiskEvaluator> disk;
+  private final PeerTlsEvaluator peerTls;
 
   public MemberEvaluator(ReadinessPolicy policy) {
     this(policy, Optional.empty());
@@ -17,8 +18,18 @@ public final class MemberEvaluator {
 
   /** With a disk evaluator: the {@code disk} check (a readiness check when it gates). */
   public MemberEvaluator(ReadinessPolicy policy, Optional<DiskEvaluator> disk) {
+    this(
+        policy,
+        disk,
+        new PeerTlsEvaluator(new PeerTlsPolicy(java.time.Duration.ofDays(30), false)));
+  }
+
+  /** {@code peerTls}: the {@code peer-tls} check (a readiness check when it gates). */
+  public MemberEvaluator(
+      ReadinessPolicy policy, Optional<DiskEvaluator> disk, PeerTlsEvaluator peerTls) {
     this.policy = policy;
     this.disk = disk;
+    this.peerTls = peerTls;
   }
 
   public Verdict evaluate(MemberSnapshot snapshot) {
@@ -27,7 +38,10 @@ public final class MemberEvaluator {
     Optional<MemberInfo> entry = ownEntry(snapshot, memberId);
     MemberState state = state(snapshot, status, entry);
     OptionalLong lag = lag(status, snapshot.leader());
-    List<Alarm> alarms = status == null ? List.of() : Alarm.parseAll(status.errors());
+    List<Alarm> alarms =
+        status != null
+            ? Alarm.parseAll(status.errors())
+            : snapshot.listedAlarms().orElse(List.of());
 
     List<Check> checks = new ArrayList<>();
     checks.add(serving(snapshot.local(), state));
@@ -35,10 +49,17 @@ public final class MemberEvaluator {
     checks.add(voter(state));
     checks.add(leader(status));
     checks.add(inSync(status, snapshot.leader(), lag));
-    checks.add(alarms(status, alarms, memberId));
+    checks.add(alarms(status, snapshot.listedAlarms().isPresent(), alarms, memberId));
     Optional<Check> diskCheck = diskCheck(snapshot, status);
     if (diskCheck.isPresent() && disk.get().policy().gatesReadiness()) {
       checks.add(diskCheck.get());
+    }
+    Check peerTlsCheck = peerTls.check(snapshot.peerTls(), snapshot.takenAt());
+    if (peerTls.policy().gatesReadiness()) {
+      checks.add(peerTlsCheck);
+    }
+    if (status == null) {
+      corruptDatabase(snapshot).ifPresent(c -> checks.set(0, c));
     }
     return new Verdict(
         snapshot.takenAt(),
@@ -48,7 +69,28 @@ public final class MemberEvaluator {
         lag,
         checks,
         alarms,
-        diskCheck);
+        diskCheck,
+        peerTlsCheck);
+  }
+
+  /**
+   * A silent local member whose db file is corrupt is not going to come back (etcd panics on it in
+   * a loop): the {@code serving} check names that cause instead of a bare "unreachable".
+   */
+  private static Optional<Check> corruptDatabase(MemberSnapshot snapshot) {
+    return snapshot
+        .disk()
+        .map(DiskFacts::dbFile)
+        .filter(DbFileState.Corrupt.class::isInstance)
+        .map(
+            c ->
+                Check.fail(
+                    CheckNames.SERVING,
+                    "CorruptDatabase",
+                    "the local member does not answer and its member/snap/db is corrupt ("
+                        + ((DbFileState.Corrupt) c).detail()
+                        + "); etcd cannot start on it, the agent leaves the data alone: "
+                        + snapshot.local().detail()));
   }
 
   private Optional<Check> diskCheck(MemberSnapshot snapshot, LocalStatus status) {
@@ -69,8 +111,7 @@ public final class MemberEvaluator {
     if (!(snapshot.membership() instanceof Membership.Known known)) {
       return Optional.empty();
     }
-    Optional<MemberInfo> byId = memberId != 0 ? known.byId(memberId) : Optional.empty();
-    return byId.isPresent() ? byId : known.byPeerUrls(snapshot.ownPeerUrls());
+    return known.own(memberId, snapshot.ownPeerUrls());
   }
 
   private static MemberState state(
@@ -189,18 +230,35 @@ public final class MemberEvaluator {
         : Check.fail(name, "Lagging", "lag " + value + " > " + max);
   }
 
-  private static Check alarms(LocalStatus status, List<Alarm> alarms, long memberId) {
+  private Check alarms(LocalStatus status, boolean listed, List<Alarm> alarms, long memberId) {
     String name = CheckNames.ALARMS;
-    if (status == null) {
-      return Check.fail(name, "Unknown", "the local member did not answer");
-    }
     List<String> own =
         alarms.stream().filter(a -> a.memberId() == memberId).map(Alarm::type).distinct().toList();
+    if (status == null && !listed) {
+      return Check.fail(name, "Unknown", "the local member did not answer");
+    }
+    if (own.contains("CORRUPT")) {
+      return Check.fail(name, "Corrupt", "alarm raised for this member: " + String.join(", ", own));
+    }
+    if (status == null) {
+      return Check.fail(
+          name,
+          "Unknown",
+          "the local member did not answer; the cluster's alarm list shows "
+              + (own.isEmpty() ? "no alarm" : String.join(", ", own))
+              + " for it");
+    }
     if (own.isEmpty()) {
       return Check.pass(name, "NoAlarm", "no alarm raised for this member");
     }
-    String reason =
-        own.contains("CORRUPT") ? "Corrupt" : own.contains("NOSPACE") ? "NoSpace" : "Alarm";
+    if (own.equals(List.of("NOSPACE")) && !policy.noSpaceFailsReadiness()) {
+      return Check.pass(
+          name,
+          "NoSpace",
+          "NOSPACE raised for this member: writes fail, reads still work"
+              + " (not gating: --nospace-fails-readiness=false)");
+    }
+    String reason = own.contains("NOSPACE") ? "NoSpace" : "Alarm";
     return Check.fail(name, reason, "alarm raised for this member: " + String.join(", ", own));
   }
 }

@@ -7,7 +7,8 @@ import java.util.Optional;
 /**
  * Everything one poll learned about this member. Before the local member has ever answered {@code
  * Status} (a learner that has not started), it is found in the member list by {@code ownPeerUrls};
- * after it has, by {@code rememberedMemberId} (0 when none).
+ * after it has, by {@code rememberedMemberId} (0 when none). {@code listedAlarms} is the cluster's
+ * alarm list, read through a voter only when the local member did not answer.
  */
 public record MemberSnapshot(
     Instant takenAt,
@@ -16,13 +17,16 @@ public record MemberSnapshot(
     LeaderObservation leader,
     List<String> ownPeerUrls,
     long rememberedMemberId,
-    Optional<DiskFacts> disk) {
+    Optional<DiskFacts> disk,
+    PeerTlsFacts peerTls,
+    Optional<List<Alarm>> listedAlarms) {
 
   public MemberSnapshot {
     ownPeerUrls = List.copyOf(ownPeerUrls);
+    listedAlarms = listedAlarms.map(List::copyOf);
   }
 
-  /** A snapshot without disk facts (no {@code --data-dir}). */
+  /** A snapshot without disk facts (no {@code --data-dir}) and without peer-TLS facts. */
   public MemberSnapshot(
       Instant takenAt,
       LocalObservation local,
@@ -31,5 +35,26 @@ public record MemberSnapshot(
       List<String> ownPeerUrls,
       long rememberedMemberId) {
     this(takenAt, local, membership, leader, ownPeerUrls, rememberedMemberId, Optional.empty());
+  }
+
+  /** A snapshot without peer-TLS facts. */
+  public MemberSnapshot(
+      Instant takenAt,
+      LocalObservation local,
+      Membership membership,
+      LeaderObservation leader,
+      List<String> ownPeerUrls,
+      long rememberedMemberId,
+      Optional<DiskFacts> disk) {
+    this(
+        takenAt,
+        local,
+        membership,
+        leader,
+        ownPeerUrls,
+        rememberedMemberId,
+        disk,
+        new PeerTlsFacts.Unknown("not probed"),
+        Optional.empty());
   }
 }

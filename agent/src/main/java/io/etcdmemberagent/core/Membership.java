@@ -15,6 +15,12 @@ public sealed interface Membership {
       return members.stream().filter(m -> m.id() == id).findFirst();
     }
 
+    /** This member's entry: by its id when known (not 0), else by its advertised peer URLs. */
+    public Optional<MemberInfo> own(long memberId, List<String> peerUrls) {
+      Optional<MemberInfo> byId = memberId != 0 ? byId(memberId) : Optional.empty();
+      return byId.isPresent() ? byId : byPeerUrls(peerUrls);
+    }
+
     public Optional<MemberInfo> byPeerUrls(List<String> peerUrls) {
       if (peerUrls.isEmpty()) {
         return Optional.empty();

@@ -5,7 +5,11 @@ import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 
-/** The decision for one poll: the member's state, every check, and whether it is ready. */
+/**
+ * The decision for one poll: the member's state, every readiness check, and whether it is ready.
+ * The disk and peer-TLS checks are always here ({@code disk} only with a data dir); they are among
+ * {@code checks} only when they gate readiness.
+ */
 public record Verdict(
     Instant decidedAt,
     MemberState state,
@@ -14,7 +18,8 @@ public record Verdict(
     OptionalLong lag,
     List<Check> checks,
     List<Alarm> alarms,
-    Optional<Check> disk) {
+    Optional<Check> disk,
+    Check peerTls) {
 
   public Verdict {
     checks = List.copyOf(checks);

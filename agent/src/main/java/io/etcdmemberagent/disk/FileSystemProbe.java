@@ -1,8 +1,10 @@
 package io.etcdmemberagent.disk;
 
+import io.etcdmemberagent.core.DbFileState;
 import io.etcdmemberagent.core.DiskFacts;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.FileChannel;
 import java.nio.file.FileStore;
 import java.nio.file.Files;
@@ -12,9 +14,10 @@ import java.time.Duration;
 import java.util.Optional;
 
 /**
- * Looks at the data dir with java.nio: exists, readable, etcd's layout, free space of its
- * filesystem; and every probe interval writes 4 KiB to a scratch file next to (not inside) the data
- * dir, fsyncs it, times it and deletes it. Only reads the data dir; never changes it.
+ * Looks at the data dir with java.nio: exists, readable, etcd's layout, free space and inodes of
+ * its filesystem, whether the backend file's meta pages are valid; and every probe interval writes
+ * 4 KiB to a scratch file next to (not inside) the data dir, fsyncs it, times it and deletes it.
+ * Only reads the data dir; never changes it.
  */
 public final class FileSystemProbe {
 
@@ -27,6 +30,7 @@ public final class FileSystemProbe {
   private boolean probed;
   private Optional<Duration> lastFsync = Optional.empty();
   private Optional<String> fsyncError = Optional.empty();
+  private DbFileState lastDbFile = new DbFileState.Missing();
 
   public FileSystemProbe(Path dataDir, Duration probeInterval) {
     this.dataDir = dataDir.toAbsolutePath().normalize();
@@ -54,12 +58,36 @@ public final class FileSystemProbe {
     } catch (IOException e) {
       // reported through exists/readable; sizes stay unknown
     }
+    Path statPath = exists ? dataDir : scratch.getParent();
+    Optional<FilesystemInodes.Inodes> inodes = FilesystemInodes.of(statPath);
+    DbFileState db =
+        readable ? dbFile(member.resolve("snap").resolve("db")) : new DbFileState.Missing();
     boolean due = !probed || System.nanoTime() - lastProbeNanos >= probeInterval.toNanos();
     if (due && exists) {
       fsyncProbe();
     }
     return new DiskFacts(
-        exists, readable, etcd, usable, total, lastFsync, fsyncError, due && exists);
+        exists,
+        readable,
+        etcd,
+        usable,
+        total,
+        inodes.map(FilesystemInodes.Inodes::free).orElse(-1L),
+        inodes.map(FilesystemInodes.Inodes::total).orElse(-1L),
+        db,
+        lastFsync,
+        fsyncError,
+        due && exists);
+  }
+
+  /** The db file's state; the last one seen when an interrupt (shutdown) cut the read short. */
+  private DbFileState dbFile(Path db) {
+    try {
+      lastDbFile = BoltMetaPages.read(db);
+    } catch (ClosedByInterruptException e) {
+      Thread.currentThread().interrupt();
+    }
+    return lastDbFile;
   }
 
   private void fsyncProbe() {

@@ -25,12 +25,32 @@ final class EtcdChannels implements AutoCloseable {
 
   private final EventLoopGroup eventLoop = new NioEventLoopGroup(1, daemonThreads());
   private final Map<String, ManagedChannel> channels = new ConcurrentHashMap<>();
-  private final ClientTls tls;
   private final Duration connectTimeout;
+  private volatile SslContext sslContext;
 
   EtcdChannels(ClientTls tls, Duration connectTimeout) {
-    this.tls = tls;
+    this.sslContext = sslContext(tls);
     this.connectTimeout = connectTimeout;
+  }
+
+  /**
+   * Uses new TLS material for every connection from now on: the context is built first (a failure
+   * leaves the old one in use), then the https channels are closed so the next call opens a fresh
+   * one with the new certificate.
+   */
+  void useTls(ClientTls tls) {
+    SslContext next = sslContext(tls);
+    sslContext = next;
+    channels
+        .entrySet()
+        .removeIf(
+            e -> {
+              if (e.getKey().startsWith("https:")) {
+                e.getValue().shutdown();
+                return true;
+              }
+              return false;
+            });
   }
 
   private static java.util.concurrent.ThreadFactory daemonThreads() {
@@ -83,19 +103,21 @@ final class EtcdChannels implements AutoCloseable {
                 (int) connectTimeout.toMillis())
             .maxInboundMessageSize(16 * 1024 * 1024);
     if ("https".equals(uri.getScheme())) {
-      builder.sslContext(sslContext());
+      builder.sslContext(sslContext);
     } else {
       builder.usePlaintext();
     }
     return builder.build();
   }
 
-  private SslContext sslContext() {
+  private static SslContext sslContext(ClientTls tls) {
     try {
       SslContextBuilder ssl = GrpcSslContexts.forClient();
-      tls.caCert().ifPresent(ca -> ssl.trustManager(ca.toFile()));
-      if (tls.cert().isPresent() && tls.key().isPresent()) {
-        ssl.keyManager(tls.cert().get().toFile(), tls.key().get().toFile());
+      if (!tls.trusted().isEmpty()) {
+        ssl.trustManager(tls.trusted());
+      }
+      if (tls.key().isPresent() && !tls.chain().isEmpty()) {
+        ssl.keyManager(tls.key().get(), tls.chain());
       }
       return ssl.build();
     } catch (SSLException | IllegalArgumentException e) {

@@ -1,5 +1,8 @@
 package io.etcdmemberagent.etcd;
 
+import io.etcd.jetcd.api.AlarmRequest;
+import io.etcd.jetcd.api.AlarmResponse;
+import io.etcd.jetcd.api.AlarmType;
 import io.etcd.jetcd.api.ClusterGrpc;
 import io.etcd.jetcd.api.MaintenanceGrpc;
 import io.etcd.jetcd.api.Member;
@@ -12,6 +15,7 @@ import io.etcd.jetcd.api.MemberRemoveRequest;
 import io.etcd.jetcd.api.StatusRequest;
 import io.etcd.jetcd.api.StatusResponse;
 import io.etcdmemberagent.core.AddAnswer;
+import io.etcdmemberagent.core.Alarm;
 import io.etcdmemberagent.core.ChangeAnswer;
 import io.etcdmemberagent.core.EtcdGateway;
 import io.etcdmemberagent.core.LocalObservation;
@@ -23,6 +27,7 @@ import io.grpc.StatusRuntimeException;
 import java.net.ConnectException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
@@ -39,6 +44,11 @@ public final class GrpcEtcdGateway implements EtcdGateway {
   public GrpcEtcdGateway(ClientTls tls, Duration timeout) {
     this.channels = new EtcdChannels(tls, timeout);
     this.timeout = timeout;
+  }
+
+  /** New client TLS material for connections from now on (certificate rotation). */
+  public void useTls(ClientTls tls) {
+    channels.useTls(tls);
   }
 
   @Override
@@ -65,6 +75,27 @@ public final class GrpcEtcdGateway implements EtcdGateway {
       return classify(endpoint, e);
     } catch (RuntimeException e) {
       return new LocalObservation.Failed(endpoint + ": " + e);
+    }
+  }
+
+  @Override
+  public Optional<List<Alarm>> alarmList(String endpoint) {
+    try {
+      long deadline = System.nanoTime() + timeout.toNanos();
+      AlarmResponse r =
+          MaintenanceGrpc.newBlockingStub(channels.forEndpoint(endpoint, deadline))
+              .withDeadlineAfter(remaining(deadline), TimeUnit.NANOSECONDS)
+              .alarm(
+                  AlarmRequest.newBuilder()
+                      .setAction(AlarmRequest.AlarmAction.GET)
+                      .setAlarm(AlarmType.NONE)
+                      .build());
+      return Optional.of(
+          r.getAlarmsList().stream()
+              .map(a -> new Alarm(a.getMemberID(), a.getAlarm().name()))
+              .toList());
+    } catch (RuntimeException e) {
+      return Optional.empty();
     }
   }
 

@@ -1,6 +1,7 @@
 package io.etcdmemberagent.http;
 
 import io.etcdmemberagent.core.Check;
+import io.etcdmemberagent.core.DbFileState;
 import io.etcdmemberagent.core.DesiredConditions;
 import io.etcdmemberagent.core.DiskFacts;
 import io.etcdmemberagent.core.LeaderObservation;
@@ -9,6 +10,8 @@ import io.etcdmemberagent.core.LocalObservation;
 import io.etcdmemberagent.core.LocalStatus;
 import io.etcdmemberagent.core.MemberInfo;
 import io.etcdmemberagent.core.Membership;
+import io.etcdmemberagent.core.PeerTlsFacts;
+import io.etcdmemberagent.core.PeerUrlFacts;
 import io.etcdmemberagent.core.PodCondition;
 import io.etcdmemberagent.core.PollOutcome;
 import io.etcdmemberagent.core.PromotionDecision;
@@ -61,7 +64,43 @@ final class StatusDocument {
             .toList());
     doc.put("learner", learner(outcome.progress()));
     snapshot.disk().ifPresent(d -> doc.put("disk", disk(d, verdict.disk())));
+    doc.put("peerTls", peerTls(snapshot.peerTls(), verdict.peerTls()));
     doc.put("promotion", promotion(outcome));
+  }
+
+  private static Map<String, Object> peerTls(PeerTlsFacts facts, Check check) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("check", check(check));
+    if (facts instanceof PeerTlsFacts.Inspected inspected) {
+      m.put("checkedAt", inspected.checkedAt().toString());
+      m.put("urls", inspected.urls().stream().map(StatusDocument::peerUrl).toList());
+    } else {
+      m.put("unknown", ((PeerTlsFacts.Unknown) facts).reason());
+    }
+    return m;
+  }
+
+  private static Map<String, Object> peerUrl(PeerUrlFacts url) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("url", url.url());
+    if (url instanceof PeerUrlFacts.Plain) {
+      m.put("https", false);
+    } else if (url instanceof PeerUrlFacts.Unavailable u) {
+      m.put("https", true);
+      m.put("unavailable", u.reason());
+    } else if (url instanceof PeerUrlFacts.Inspected i) {
+      m.put("https", true);
+      m.put("source", i.source());
+      m.put("subject", i.subject());
+      m.put("notBefore", i.notBefore().toString());
+      m.put("notAfter", i.notAfter().toString());
+      m.put("hostMatches", i.hostMatches());
+      m.put("trust", i.trust().name());
+      if (!i.trustDetail().isEmpty()) {
+        m.put("trustDetail", i.trustDetail());
+      }
+    }
+    return m;
   }
 
   private static Map<String, Object> disk(DiskFacts d, java.util.Optional<Check> check) {
@@ -73,6 +112,14 @@ final class StatusDocument {
     m.put("usableBytes", d.usableBytes());
     m.put("totalBytes", d.totalBytes());
     m.put("freeRatio", d.freeRatio());
+    m.put("freeInodes", d.freeInodes());
+    m.put("totalInodes", d.totalInodes());
+    m.put("dbFile", d.dbFile().getClass().getSimpleName());
+    if (d.dbFile() instanceof DbFileState.Corrupt c) {
+      m.put("dbFileDetail", c.detail());
+    } else if (d.dbFile() instanceof DbFileState.Unreadable u) {
+      m.put("dbFileDetail", u.detail());
+    }
     m.put("lastFsyncMicros", d.lastFsync().map(f -> f.toNanos() / 1000));
     m.put("fsyncError", d.fsyncError());
     return m;

@@ -3,11 +3,14 @@ package io.etcdmemberagent.metrics;
 import io.etcdmemberagent.core.AgentMetrics;
 import io.etcdmemberagent.core.Check;
 import io.etcdmemberagent.core.CheckNames;
+import io.etcdmemberagent.core.DbFileState;
 import io.etcdmemberagent.core.DiskFacts;
 import io.etcdmemberagent.core.LeaderObservation;
 import io.etcdmemberagent.core.LocalObservation;
 import io.etcdmemberagent.core.MemberState;
 import io.etcdmemberagent.core.Membership;
+import io.etcdmemberagent.core.PeerTlsFacts;
+import io.etcdmemberagent.core.PeerUrlFacts;
 import io.etcdmemberagent.core.PollOutcome;
 import io.etcdmemberagent.core.PromoteResult;
 import io.etcdmemberagent.core.PromotionAttempt;
@@ -47,6 +50,8 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
   private final Timer fsyncProbe;
   private volatile double kubePending = Double.NaN;
   private volatile double kubeLastSync = Double.NaN;
+  private volatile double clientCertExpiry = Double.NaN;
+  private volatile double localLastAnswered = Double.NaN;
   private final JvmGcMetrics gcMetrics = new JvmGcMetrics();
 
   public MicrometerMetrics() {
@@ -118,6 +123,61 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
         "disk_free_ratio",
         "free share of the data dir's filesystem",
         o -> o.snapshot().disk().map(DiskFacts::freeRatio).orElse(Double.NaN));
+    gauge(
+        "disk_free_inodes_ratio",
+        "free share of the data dir filesystem's inodes (NaN when unknown)",
+        o ->
+            o.snapshot()
+                .disk()
+                .filter(DiskFacts::inodesKnown)
+                .map(DiskFacts::freeInodeRatio)
+                .orElse(Double.NaN));
+    gauge(
+        "db_file_corrupt",
+        "1 when neither meta page of member/snap/db is valid (NaN without --data-dir)",
+        o ->
+            o.snapshot()
+                .disk()
+                .map(d -> bit(d.dbFile() instanceof DbFileState.Corrupt))
+                .orElse(Double.NaN));
+    gauge(
+        "local_member_up",
+        "1 when the local member answered Status in the last poll",
+        o -> bit(o.snapshot().local() instanceof LocalObservation.Answered));
+    Gauge.builder(
+            PREFIX + "local_member_last_answer_timestamp_seconds", this, m -> m.localLastAnswered)
+        .description("when the local member last answered Status (Unix time)")
+        .register(registry);
+    for (String type : List.of("NOSPACE", "CORRUPT")) {
+      Gauge.builder(
+              PREFIX + "alarm",
+              latest,
+              ref -> ref.get() == null ? Double.NaN : ownAlarm(ref.get(), type))
+          .description("1 while this etcd alarm is raised for the local member")
+          .tag("type", type)
+          .register(registry);
+    }
+    gauge(
+        "peer_tls_ok",
+        "1 when the peer-TLS check passes",
+        o -> bit(o.verdict().peerTls().passed()));
+    Gauge.builder(PREFIX + "cert_expiry_timestamp_seconds", this, m -> m.clientCertExpiry)
+        .description("when the certificate stops being valid (Unix time)")
+        .tag("cert", "client")
+        .register(registry);
+    Gauge.builder(
+            PREFIX + "cert_expiry_timestamp_seconds",
+            latest,
+            ref -> ref.get() == null ? Double.NaN : peerExpiry(ref.get()))
+        .description("when the certificate stops being valid (Unix time)")
+        .tag("cert", "peer")
+        .register(registry);
+    for (String result : List.of("success", "failure")) {
+      Counter.builder(PREFIX + "tls_reloads")
+          .description("Reloads of changed client TLS files by result")
+          .tag("result", result)
+          .register(registry);
+    }
     fsyncProbe = histogram("fsync_probe", "Time a 4 KiB write+fsync next to the data dir took");
     for (String check : CheckNames.ALL) {
       Gauge.builder(PREFIX + "check_passed", latest, ref -> checkPassed(ref.get(), check))
@@ -179,6 +239,25 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
         .orElse(Double.NaN);
   }
 
+  private static double ownAlarm(PollOutcome o, String type) {
+    return bit(
+        o.verdict().alarms().stream()
+            .anyMatch(a -> a.memberId() == o.verdict().memberId() && a.type().equals(type)));
+  }
+
+  /** The earliest end of validity among this member's peer certificates. */
+  private static double peerExpiry(PollOutcome o) {
+    if (!(o.snapshot().peerTls() instanceof PeerTlsFacts.Inspected inspected)) {
+      return Double.NaN;
+    }
+    return inspected.urls().stream()
+        .filter(PeerUrlFacts.Inspected.class::isInstance)
+        .map(u -> ((PeerUrlFacts.Inspected) u).notAfter())
+        .min(Instant::compareTo)
+        .map(t -> t.toEpochMilli() / 1000.0)
+        .orElse(Double.NaN);
+  }
+
   private static double localStatus(PollOutcome o, String field) {
     if (!(o.snapshot().local() instanceof LocalObservation.Answered a)) {
       return Double.NaN;
@@ -197,6 +276,9 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
   @Override
   public void recordPoll(PollOutcome outcome) {
     latest.set(outcome);
+    if (outcome.snapshot().local() instanceof LocalObservation.Answered) {
+      localLastAnswered = outcome.snapshot().takenAt().toEpochMilli() / 1000.0;
+    }
     outcome
         .snapshot()
         .disk()
@@ -248,6 +330,22 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
   public void recordKubeState(boolean pending, Instant lastSync) {
     kubePending = pending ? 1 : 0;
     kubeLastSync = lastSync.equals(Instant.EPOCH) ? Double.NaN : lastSync.toEpochMilli() / 1000.0;
+  }
+
+  @Override
+  public void recordTlsReload(String result) {
+    Counter.builder(PREFIX + "tls_reloads")
+        .description("Reloads of changed client TLS files by result")
+        .tag("result", result)
+        .register(registry)
+        .increment();
+  }
+
+  @Override
+  public void recordCertificateExpiry(String certificate, Instant notAfter) {
+    if (certificate.equals("client")) {
+      clientCertExpiry = notAfter.toEpochMilli() / 1000.0;
+    }
   }
 
   private record PollError(String call, String reason) {}

@@ -29,6 +29,15 @@ class DiskCheckIT {
     return p.waitFor(30, TimeUnit.SECONDS) && p.exitValue() == 0;
   }
 
+  /** A fresh tmpfs with these mount options, or the test is skipped where mounting is refused. */
+  private Path tmpfs(String name, String options) throws IOException, InterruptedException {
+    Path mount = Files.createDirectories(dir.resolve(name));
+    assumeTrue(
+        run("mount", "-t", "tmpfs", "-o", options, "tmpfs", mount.toString()),
+        "a tmpfs mount needs root (CI and this workplace run as root)");
+    return mount;
+  }
+
   /**
    * Writes real bytes (a sparse file would not fill tmpfs) until {@code bytes} or the disk is full.
    */
@@ -51,10 +60,7 @@ class DiskCheckIT {
   @Test
   void aFillingDiskTurnsTheDiskCheckFalseWhileEtcdStillServesAndTheAgentOutlivesEtcd()
       throws Exception {
-    Path mount = Files.createDirectories(dir.resolve("disk"));
-    assumeTrue(
-        run("mount", "-t", "tmpfs", "-o", "size=256m", "tmpfs", mount.toString()),
-        "a tmpfs mount needs root (CI and this workplace run as root)");
+    Path mount = tmpfs("disk", "size=256m");
     Process etcd = null;
     try {
       String endpoint = "http://127.0.0.1:" + FreePorts.next();
@@ -96,6 +102,47 @@ class DiskCheckIT {
         assertThat(Files.isDirectory(data.resolve("member").resolve("wal")))
             .as("data untouched")
             .isTrue();
+      }
+    } finally {
+      Processes.kill(etcd);
+      run("umount", "-l", mount.toString());
+    }
+  }
+
+  @Test
+  void runningOutOfInodesFailsTheDiskCheck() throws Exception {
+    Path mount = tmpfs("inodes", "size=256m,nr_inodes=400");
+    Process etcd = null;
+    try {
+      String endpoint = "http://127.0.0.1:" + FreePorts.next();
+      Path data = mount.resolve("data");
+      etcd = SingleEtcd.start("inodes0", data, endpoint, dir.resolve("etcd-inodes.log"));
+      try (InProcessAgent agent =
+          InProcessAgent.start(
+              "--etcd-endpoint=" + endpoint,
+              "--data-dir=" + data,
+              "--inodes-free-critical=30%",
+              "--poll-interval=300ms")) {
+        Poll.until(
+            "ready with inodes to spare",
+            Duration.ofSeconds(30),
+            () -> agent.get("/readyz/disk").status() == 200);
+        assertThat(agent.get("/status").body()).containsPattern("\"totalInodes\":4[0-9][0-9]");
+        Path files = Files.createDirectories(mount.resolve("many"));
+        for (int i = 0; i < 320; i++) {
+          try {
+            Files.createFile(files.resolve("f" + i));
+          } catch (IOException e) {
+            break; // out of inodes already
+          }
+        }
+        Poll.until(
+            "the disk check failing on inodes",
+            Duration.ofSeconds(10),
+            () ->
+                agent.get("/readyz/disk").body().contains("[-]disk failed: free inodes below 30%"));
+        assertThat(agent.get("/metrics").body())
+            .containsPattern("etcd_member_agent_disk_free_inodes_ratio 0\\.[0-2]");
       }
     } finally {
       Processes.kill(etcd);

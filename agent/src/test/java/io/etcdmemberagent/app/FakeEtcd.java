@@ -32,6 +32,11 @@ final class FakeEtcd implements EtcdGateway {
   }
 
   @Override
+  public java.util.Optional<List<io.etcdmemberagent.core.Alarm>> alarmList(String endpoint) {
+    return java.util.Optional.empty();
+  }
+
+  @Override
   public Membership memberList(String endpoint) {
     calls.add("list " + endpoint);
     return lists.getOrDefault(endpoint, new Membership.Unknown(endpoint + " down"));

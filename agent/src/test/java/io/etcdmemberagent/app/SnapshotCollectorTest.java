@@ -24,7 +24,15 @@ class SnapshotCollectorTest {
 
   static SnapshotCollector collector(FakeEtcd etcd, List<String> cluster, List<String> peers) {
     return new SnapshotCollector(
-        etcd, new MembershipReader(etcd, LOCAL, cluster), CLOCK, LOCAL, peers, Optional.empty());
+        etcd,
+        new MembershipReader(etcd, LOCAL, cluster),
+        CLOCK,
+        LOCAL,
+        peers,
+        Optional.empty(),
+        new PeerTlsMonitor(
+            urls -> new io.etcdmemberagent.core.PeerTlsFacts.Unknown("not inspected"),
+            java.time.Duration.ofDays(1)));
   }
 
   static LocalObservation status(long self, long leader, long raftIndex, boolean learner) {

@@ -10,16 +10,30 @@ import org.junit.jupiter.api.Test;
 class DiskEvaluatorTest {
 
   static final DiskPolicy POLICY =
-      new DiskPolicy(0.05, 0.15, Duration.ofMillis(500), 1000, 0.95, true);
+      new DiskPolicy(0.05, 0.15, 0.05, 0.10, Duration.ofMillis(500), 1000, 0.95, true);
   static final DiskEvaluator EVALUATOR = new DiskEvaluator(POLICY);
 
   static DiskFacts facts(boolean exists, boolean etcd, long usable, Duration fsync, String error) {
+    return facts(exists, etcd, usable, 1000, new DbFileState.Valid(), fsync, error);
+  }
+
+  static DiskFacts facts(
+      boolean exists,
+      boolean etcd,
+      long usable,
+      long freeInodes,
+      DbFileState db,
+      Duration fsync,
+      String error) {
     return new DiskFacts(
         exists,
         exists,
         etcd,
         usable,
         100,
+        freeInodes,
+        1000,
+        db,
         Optional.ofNullable(fsync),
         Optional.ofNullable(error),
         true);
@@ -45,6 +59,66 @@ class DiskEvaluatorTest {
     Check warned = EVALUATOR.check(facts(true, true, 10, fast, null), 10);
     assertThat(warned.passed()).isTrue();
     assertThat(warned.message()).contains("below the warning level 15%");
+  }
+
+  @Test
+  void judgesInodesAndTheDbFile() {
+    Duration fast = Duration.ofMillis(2);
+    DbFileState valid = new DbFileState.Valid();
+    assertThat(reason(facts(true, true, 50, 40, valid, fast, null), 10)).isEqualTo("LowFreeInodes");
+    Check warned = EVALUATOR.check(facts(true, true, 50, 80, valid, fast, null), 10);
+    assertThat(warned.passed()).isTrue();
+    assertThat(warned.message()).contains("free inodes below the warning level 10%");
+    assertThat(reason(facts(true, true, 50, -1, valid, fast, null), 10)).isEqualTo("Healthy");
+    assertThat(
+            reason(
+                facts(true, true, 50, 900, new DbFileState.Corrupt("invalid magic"), fast, null),
+                10))
+        .isEqualTo("CorruptDatabase");
+    assertThat(reason(facts(true, true, 50, 900, new DbFileState.Missing(), fast, null), 10))
+        .isEqualTo("Healthy");
+  }
+
+  @Test
+  void aSilentMemberWithACorruptDbFileSaysSoInTheServingCheck() {
+    MemberEvaluator evaluator =
+        new MemberEvaluator(new ReadinessPolicy(100), Optional.of(EVALUATOR));
+    DiskFacts corrupt =
+        facts(
+            true,
+            true,
+            50,
+            900,
+            new DbFileState.Corrupt("meta page 0: invalid magic"),
+            Duration.ofMillis(1),
+            null);
+    MemberSnapshot snapshot =
+        new MemberSnapshot(
+            java.time.Instant.EPOCH,
+            new LocalObservation.Refused("connection refused"),
+            new Membership.Unknown("no voter"),
+            new LeaderObservation.Unavailable("silent"),
+            List.of(),
+            7,
+            Optional.of(corrupt));
+    Verdict verdict = evaluator.evaluate(snapshot);
+    assertThat(verdict.check(CheckNames.SERVING).orElseThrow().reason())
+        .isEqualTo("CorruptDatabase");
+    assertThat(verdict.disk().orElseThrow().reason()).isEqualTo("CorruptDatabase");
+    var ready =
+        DesiredConditions.from(
+                verdict,
+                new LearnerProgress(
+                    false,
+                    false,
+                    Duration.ZERO,
+                    java.util.OptionalDouble.empty(),
+                    Optional.empty()))
+            .stream()
+            .filter(c -> c.name().equals(ConditionNames.READY))
+            .findFirst()
+            .orElseThrow();
+    assertThat(ready.reason()).isEqualTo("CorruptDatabase");
   }
 
   @Test

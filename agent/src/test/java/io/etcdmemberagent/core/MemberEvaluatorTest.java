@@ -183,7 +183,7 @@ class MemberEvaluatorTest {
                 members(self(false, true)),
                 leaderAt(1000)),
             MemberState.VOTER,
-            "+Serving +Member +Voter +LeaderKnown +InSync -NoSpace"),
+            "+Serving +Member +Voter +LeaderKnown +InSync +NoSpace"),
         Arguments.of(
             "CORRUPT on this member",
             snapshot(

@@ -14,6 +14,22 @@ public final class SingleEtcd {
   public static Process start(
       String name, Path dataDir, String endpoint, Path log, String... extraArgs) {
     String peer = "http://127.0.0.1:" + FreePorts.next();
+    return start(name, dataDir, endpoint, peer, peer, log, extraArgs);
+  }
+
+  /**
+   * Starts etcd listening for peers on {@code peerListen} and advertising {@code peerAdvertise}
+   * (they differ when a test wants an advertised peer port nobody listens on).
+   */
+  public static Process start(
+      String name,
+      Path dataDir,
+      String endpoint,
+      String peerListen,
+      String peerAdvertise,
+      Path log,
+      String... extraArgs) {
+    String peer = peerAdvertise;
     List<String> args =
         new ArrayList<>(
             List.of(
@@ -27,7 +43,7 @@ public final class SingleEtcd {
                 "--advertise-client-urls",
                 endpoint,
                 "--listen-peer-urls",
-                peer,
+                peerListen,
                 "--initial-advertise-peer-urls",
                 peer,
                 "--initial-cluster",

@@ -1,0 +1,132 @@
+package io.etcdmemberagent.app;
+
+import io.etcdmemberagent.core.AgentMetrics;
+import io.etcdmemberagent.etcd.ClientTls;
+import io.etcdmemberagent.tls.ClientTlsFiles;
+import io.etcdmemberagent.tls.ClientTlsMaterial;
+import io.etcdmemberagent.tls.TlsFileException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Consumer;
+
+/**
+ * Re-reads the client TLS files every {@code interval} (on the poll thread, before a poll): an
+ * unchanged content hash costs three small reads; a change is loaded as a whole and handed to the
+ * etcd gateway; broken new files leave the last good material in use and are reported (log line
+ * once per distinct problem, metric, /status) until they are fixed.
+ */
+final class ClientTlsReloader {
+
+  private final ClientTlsFiles files;
+  private final Consumer<ClientTls> gateway;
+  private final AgentMetrics metrics;
+  private final Clock clock;
+  private final Duration interval;
+  private ClientTlsMaterial current;
+  private String lastSeenHash;
+  private long lastCheckNanos = System.nanoTime();
+  private Instant loadedAt;
+  private volatile Optional<String> failure = Optional.empty();
+  private volatile Map<String, Object> status = Map.of();
+
+  ClientTlsReloader(
+      ClientTlsFiles files,
+      ClientTlsMaterial initial,
+      Consumer<ClientTls> gateway,
+      AgentMetrics metrics,
+      Clock clock,
+      Duration interval) {
+    this.files = files;
+    this.gateway = gateway;
+    this.metrics = metrics;
+    this.clock = clock;
+    this.interval = interval;
+    this.current = initial;
+    this.lastSeenHash = initial.contentHash();
+    this.loadedAt = clock.instant();
+    publish();
+  }
+
+  /** Loads the files at start-up; a bad one stops the start (exit status 2) naming the flag. */
+  static ClientTlsMaterial loadAtStart(ClientTlsFiles files) throws RunCommand.StartupException {
+    try {
+      return files.load();
+    } catch (TlsFileException e) {
+      throw new RunCommand.StartupException(e.getMessage(), e);
+    }
+  }
+
+  static ClientTls toGateway(ClientTlsMaterial m) {
+    return new ClientTls(m.trusted(), m.chain(), m.key());
+  }
+
+  /** Checks the files if the interval has passed since the last check. */
+  void checkIfDue() {
+    if (System.nanoTime() - lastCheckNanos < interval.toNanos()) {
+      return;
+    }
+    lastCheckNanos = System.nanoTime();
+    String hash;
+    try {
+      hash = files.contentHash();
+    } catch (TlsFileException e) {
+      fail(e.getMessage());
+      return;
+    }
+    if (hash.equals(lastSeenHash)) {
+      if (failure.isPresent() && hash.equals(current.contentHash())) {
+        failure = Optional.empty(); // the files are back as they were: nothing to reload
+        publish();
+      }
+      return;
+    }
+    try {
+      ClientTlsMaterial next = files.load();
+      gateway.accept(toGateway(next));
+      current = next;
+      lastSeenHash = next.contentHash();
+      loadedAt = clock.instant();
+      failure = Optional.empty();
+      metrics.recordTlsReload("success");
+      EventLog.info(
+          "client-tls-reloaded",
+          "subject",
+          next.clientSubject().orElse("none"),
+          "notAfter",
+          next.clientNotAfter().map(Instant::toString).orElse("none"));
+    } catch (TlsFileException | RuntimeException e) {
+      lastSeenHash = hash;
+      fail(e.getMessage());
+    }
+    publish();
+  }
+
+  private void fail(String problem) {
+    metrics.recordTlsReload("failure");
+    if (!failure.equals(Optional.of(problem))) {
+      EventLog.warn("client-tls-reload-failed", "error", problem, "using", "the last good files");
+    }
+    failure = Optional.of(problem);
+    publish();
+  }
+
+  private void publish() {
+    current.clientNotAfter().ifPresent(t -> metrics.recordCertificateExpiry("client", t));
+    Map<String, Object> s = new LinkedHashMap<>();
+    s.put("clientSubject", current.clientSubject().orElse(null));
+    s.put("clientNotAfter", current.clientNotAfter().map(Instant::toString).orElse(null));
+    s.put("loadedAt", loadedAt.toString());
+    s.put("reloadInterval", io.etcdmemberagent.config.GoDuration.format(interval));
+    s.put("reloadFailure", failure.orElse(null));
+    status = s;
+  }
+
+  /** For /status: the certificate in use and the last reload problem, if any. */
+  Map<String, Object> status() {
+    return status;
+  }
+}
