@@ -63,22 +63,25 @@ public final class FakeKubeApi implements AutoCloseable {
   private final List<JsonArray> conditionHistory = new ArrayList<>();
   private final Deque<Fault> faults = new ArrayDeque<>();
   private final int port;
+  private final String host;
   private HttpServer server;
   private long resourceVersion = 1000;
 
   public FakeKubeApi() {
-    this(0);
+    this("127.0.0.1");
   }
 
-  private FakeKubeApi(int port) {
-    this.server = bind(port);
+  /** Listening on {@code host} (an address other processes, e.g. in network namespaces, reach). */
+  public FakeKubeApi(String host) {
+    this.host = host;
+    this.server = bind(0);
     this.port = server.getAddress().getPort();
   }
 
   private HttpServer bind(int port) {
     try {
       HttpServer s =
-          HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 50);
+          HttpServer.create(new InetSocketAddress(InetAddress.getByName(host), port), 50);
       s.createContext("/", this::handle);
       s.setExecutor(Executors.newFixedThreadPool(4));
       s.start();
@@ -89,7 +92,7 @@ public final class FakeKubeApi implements AutoCloseable {
   }
 
   public String url() {
-    return "http://127.0.0.1:" + port;
+    return "http://" + host + ":" + port;
   }
 
   /** A kubeconfig file for this stand-in, with the bearer token. */

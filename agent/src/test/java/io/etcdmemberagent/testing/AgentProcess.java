@@ -34,8 +34,21 @@ public final class AgentProcess implements AutoCloseable {
 
   /** Starts {@code java -jar <jar> <args>}; {@code httpPort} is what the args chose. */
   public static AgentProcess start(int httpPort, Map<String, String> env, String... args) {
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    return start(List.of(), httpPort, env, args);
+  }
+
+  /** The same behind a command prefix (e.g. {@code ip netns exec NS}), which must exec. */
+  public static AgentProcess start(
+      List<String> prefix, int httpPort, Map<String, String> env, String... args) {
+    List<String> jvm = new ArrayList<>(prefix);
+    jvm.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    return startJvm(jvm, httpPort, env, args);
+  }
+
+  /** {@code jvm}: the java command and its flags (another JDK, tuned flags, a CDS archive). */
+  public static AgentProcess startJvm(
+      List<String> jvm, int httpPort, Map<String, String> env, String... args) {
+    List<String> command = new ArrayList<>(jvm);
     command.add("-jar");
     command.add(jar().toString());
     command.addAll(List.of(args));

@@ -22,8 +22,12 @@ public final class Http {
   }
 
   public static Answer get(int port, String path, String accept) {
+    return get("127.0.0.1", port, path, accept);
+  }
+
+  public static Answer get(String host, int port, String path, String accept) {
     HttpRequest.Builder request =
-        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+        HttpRequest.newBuilder(URI.create("http://" + host + ":" + port + path))
             .timeout(Duration.ofSeconds(5));
     if (accept != null) {
       request.header("Accept", accept);
@@ -42,8 +46,12 @@ public final class Http {
 
   /** The status code, or -1 when nothing answers. */
   public static int statusOrMinusOne(int port, String path) {
+    return statusOrMinusOne("127.0.0.1", port, path);
+  }
+
+  public static int statusOrMinusOne(String host, int port, String path) {
     try {
-      return get(port, path).status();
+      return get(host, port, path, null).status();
     } catch (UncheckedIOException e) {
       return -1;
     }

@@ -1,0 +1,332 @@
+package io.etcdmemberagent.ship;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.marcnuri.helm.Helm;
+import com.marcnuri.helm.LintResult;
+import com.marcnuri.helm.TemplateCommand;
+import io.kubernetes.client.common.KubernetesObject;
+import io.kubernetes.client.openapi.models.V1ConfigMap;
+import io.kubernetes.client.openapi.models.V1Container;
+import io.kubernetes.client.openapi.models.V1EnvVar;
+import io.kubernetes.client.openapi.models.V1PodSpec;
+import io.kubernetes.client.openapi.models.V1PolicyRule;
+import io.kubernetes.client.openapi.models.V1Role;
+import io.kubernetes.client.openapi.models.V1SecurityContext;
+import io.kubernetes.client.openapi.models.V1Service;
+import io.kubernetes.client.openapi.models.V1StatefulSet;
+import io.kubernetes.client.util.Yaml;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The Helm chart, linted and rendered with the real Helm library (helm-java), every rendered object
+ * read back into client-java's models, and the wiring that matters asserted.
+ */
+class HelmChartTest {
+
+  static final Path CHART = Path.of("..", "charts", "etcd-member-agent");
+
+  /** Every rendered document: client-java models for built-in kinds, maps for CRDs. */
+  record Rendered(List<KubernetesObject> objects, List<Map<String, Object>> custom) {
+
+    <T extends KubernetesObject> List<T> all(Class<T> type) {
+      return objects.stream().filter(type::isInstance).map(type::cast).toList();
+    }
+
+    <T extends KubernetesObject> T one(Class<T> type) {
+      List<T> found = all(type);
+      assertThat(found).as(type.getSimpleName()).hasSize(1);
+      return found.get(0);
+    }
+
+    List<String> kinds() {
+      List<String> kinds = new ArrayList<>();
+      objects.forEach(o -> kinds.add(o.getKind()));
+      custom.forEach(m -> kinds.add(String.valueOf(m.get("kind"))));
+      return kinds;
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  static Rendered render(UnaryOperator<TemplateCommand> values) throws IOException {
+    String manifest =
+        values
+            .apply(
+                new Helm(CHART)
+                    .template()
+                    .withName("etcd")
+                    .withNamespace("db")
+                    .withKubeVersion("1.31.0"))
+            .call();
+    List<KubernetesObject> objects = new ArrayList<>();
+    List<Map<String, Object>> custom = new ArrayList<>();
+    for (String doc : manifest.split("(?m)^---\\s*$")) {
+      if (doc.lines().allMatch(l -> l.isBlank() || l.startsWith("#"))) {
+        continue;
+      }
+      Map<String, Object> raw = Yaml.getSnakeYaml(null).load(doc);
+      String apiVersion = String.valueOf(raw.get("apiVersion"));
+      if (apiVersion.startsWith("monitoring.coreos.com/")) {
+        custom.add(raw);
+      } else {
+        objects.add((KubernetesObject) Yaml.load(doc));
+      }
+    }
+    return new Rendered(objects, custom);
+  }
+
+  static V1PodSpec pod(Rendered r) {
+    return r.one(V1StatefulSet.class).getSpec().getTemplate().getSpec();
+  }
+
+  static V1Container container(List<V1Container> containers, String name) {
+    return containers.stream().filter(c -> c.getName().equals(name)).findFirst().orElseThrow();
+  }
+
+  static String env(V1Container c, String name) {
+    return c.getEnv().stream()
+        .filter(e -> e.getName().equals(name))
+        .map(V1EnvVar::getValue)
+        .filter(Objects::nonNull)
+        .findFirst()
+        .orElse(null);
+  }
+
+  @Test
+  void lintPasses() {
+    LintResult result = new Helm(CHART).lint().strict().call();
+    assertThat(result.isFailed()).as(String.join("\n", result.getMessages())).isFalse();
+  }
+
+  @Test
+  void theDefaultsDeployAWorkingClusterWiring() throws IOException {
+    Rendered r = render(t -> t);
+    assertThat(r.kinds())
+        .containsExactlyInAnyOrder(
+            "ServiceAccount",
+            "Role",
+            "RoleBinding",
+            "Service",
+            "Service",
+            "PodDisruptionBudget",
+            "ConfigMap",
+            "StatefulSet");
+    V1StatefulSet sts = r.one(V1StatefulSet.class);
+    assertThat(sts.getSpec().getReplicas()).isEqualTo(3);
+    assertThat(sts.getSpec().getServiceName()).isEqualTo("etcd-peer");
+    V1PodSpec pod = pod(r);
+    assertThat(pod.getReadinessGates())
+        .extracting(g -> g.getConditionType())
+        .containsExactly("etcd-member-agent.io/ready");
+
+    V1Service peer =
+        r.all(V1Service.class).stream()
+            .filter(s -> s.getMetadata().getName().equals("etcd-peer"))
+            .findFirst()
+            .orElseThrow();
+    V1Service client =
+        r.all(V1Service.class).stream()
+            .filter(s -> s.getMetadata().getName().equals("etcd-client"))
+            .findFirst()
+            .orElseThrow();
+    assertThat(peer.getSpec().getClusterIP()).isEqualTo("None");
+    assertThat(peer.getSpec().getPublishNotReadyAddresses()).isTrue();
+    assertThat(client.getSpec().getPublishNotReadyAddresses()).isNotEqualTo(Boolean.TRUE);
+
+    V1Container etcd = container(pod.getContainers(), "etcd");
+    V1Container agent = container(pod.getContainers(), "agent");
+    V1Container join = container(pod.getInitContainers(), "join");
+    assertThat(etcd.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/readyz");
+    assertThat(etcd.getReadinessProbe().getHttpGet().getPort().getStrValue())
+        .isEqualTo("agent-http");
+    assertThat(agent.getPorts()).anySatisfy(p -> assertThat(p.getName()).isEqualTo("agent-http"));
+    assertThat(agent.getPorts().get(0).getContainerPort()).isEqualTo(9379);
+    assertThat(etcd.getLivenessProbe().getHttpGet().getPath())
+        .as("liveness never depends on quorum")
+        .isEqualTo("/livez");
+    assertThat(etcd.getLivenessProbe().getHttpGet().getPort().getStrValue())
+        .isEqualTo("etcd-metrics");
+    assertThat(agent.getLivenessProbe().getHttpGet().getPath()).isEqualTo("/livez");
+    assertThat(etcd.getCommand())
+        .containsExactly("etcd", "--config-file=/var/lib/etcd/etcd.conf.yml");
+    assertThat(join.getArgs()).containsExactly("join");
+    assertThat(agent.getArgs()).containsExactly("run");
+    assertThat(env(join, "ETCD_MEMBER_AGENT_ETCD_CONFIG_FILE"))
+        .isEqualTo("/var/lib/etcd/etcd.conf.yml");
+    assertThat(env(join, "ETCD_MEMBER_AGENT_PEER_URLS"))
+        .isEqualTo("http://$(POD_NAME).etcd-peer.$(POD_NAMESPACE).svc:2380")
+        .isEqualTo(env(agent, "ETCD_MEMBER_AGENT_PEER_URLS"));
+    assertThat(env(join, "ETCD_MEMBER_AGENT_CLUSTER_ENDPOINTS"))
+        .isEqualTo("http://etcd-client.$(POD_NAMESPACE).svc:2379");
+    assertThat(env(join, "ETCD_MEMBER_AGENT_BOOTSTRAP_MEMBER")).isEqualTo("etcd-0");
+    assertThat(env(agent, "ETCD_MEMBER_AGENT_DATA_DIR"))
+        .isEqualTo(env(join, "ETCD_MEMBER_AGENT_DATA_DIR"))
+        .isEqualTo("/var/lib/etcd/data");
+    assertThat(env(agent, "ETCD_MEMBER_AGENT_QUOTA_BACKEND_BYTES")).isEqualTo("2147483648");
+    assertThat(agent.getEnv().get(0).getValueFrom().getFieldRef().getFieldPath())
+        .isEqualTo("metadata.name");
+
+    String config = r.one(V1ConfigMap.class).getData().get("etcd.conf.yml");
+    Map<String, Object> etcdConfig = Yaml.getSnakeYaml(null).load(config);
+    assertThat(etcdConfig)
+        .containsEntry("listen-client-urls", "http://0.0.0.0:2379")
+        .containsEntry("listen-metrics-urls", "http://0.0.0.0:2381")
+        .containsEntry("quota-backend-bytes", 2147483648L)
+        .containsEntry("auto-compaction-retention", "1h")
+        .doesNotContainKeys("name", "initial-cluster", "client-transport-security");
+  }
+
+  @Test
+  void everyContainerMeetsTheRestrictedPodSecurityStandard() throws IOException {
+    for (Rendered r :
+        List.of(
+            render(t -> t),
+            render(
+                t ->
+                    t.set("tls.client.enabled", true)
+                        .set("tls.client.serverSecret", "s")
+                        .set("tls.client.agentSecret", "a")
+                        .set("tls.peer.enabled", true)
+                        .set("tls.peer.secret", "p")))) {
+      V1PodSpec pod = pod(r);
+      assertThat(pod.getSecurityContext().getRunAsNonRoot()).isTrue();
+      assertThat(pod.getSecurityContext().getSeccompProfile().getType())
+          .isEqualTo("RuntimeDefault");
+      List<V1Container> all = new ArrayList<>(pod.getContainers());
+      all.addAll(pod.getInitContainers());
+      assertThat(all).hasSize(3);
+      for (V1Container c : all) {
+        V1SecurityContext s = c.getSecurityContext();
+        assertThat(s.getAllowPrivilegeEscalation()).as(c.getName()).isFalse();
+        assertThat(s.getRunAsNonRoot()).as(c.getName()).isTrue();
+        assertThat(s.getReadOnlyRootFilesystem()).as(c.getName()).isTrue();
+        assertThat(s.getCapabilities().getDrop()).as(c.getName()).containsExactly("ALL");
+        assertThat(s.getSeccompProfile().getType()).as(c.getName()).isEqualTo("RuntimeDefault");
+        assertThat(s.getPrivileged()).as(c.getName()).isNotEqualTo(Boolean.TRUE);
+        assertThat(c.getResources().getRequests()).as(c.getName()).containsKeys("cpu", "memory");
+      }
+    }
+  }
+
+  @Test
+  void rbacIsTheMinimumTheAgentCalls() throws IOException {
+    V1Role role = render(t -> t).one(V1Role.class);
+    assertThat(role.getRules())
+        .extracting(V1PolicyRule::getResources, V1PolicyRule::getVerbs)
+        .containsExactlyInAnyOrder(
+            org.assertj.core.groups.Tuple.tuple(List.of("pods"), List.of("get")),
+            org.assertj.core.groups.Tuple.tuple(List.of("pods/status"), List.of("patch")),
+            org.assertj.core.groups.Tuple.tuple(List.of("events"), List.of("create")));
+    assertThat(role.getRules())
+        .allSatisfy(rule -> assertThat(rule.getApiGroups()).containsExactly(""));
+  }
+
+  @Test
+  void tlsMountsSecretsAndSwitchesEverySchemeToHttps() throws IOException {
+    Rendered r =
+        render(
+            t ->
+                t.set("tls.client.enabled", true)
+                    .set("tls.client.serverSecret", "etcd-server")
+                    .set("tls.client.agentSecret", "etcd-agent")
+                    .set("tls.peer.enabled", true)
+                    .set("tls.peer.secret", "etcd-peer-tls"));
+    V1PodSpec pod = pod(r);
+    V1Container agent = container(pod.getContainers(), "agent");
+    V1Container etcd = container(pod.getContainers(), "etcd");
+    V1Container join = container(pod.getInitContainers(), "join");
+    assertThat(env(agent, "ETCD_MEMBER_AGENT_ETCD_ENDPOINT"))
+        .isEqualTo("https://$(POD_NAME).etcd-peer.$(POD_NAMESPACE).svc:2379");
+    assertThat(env(join, "ETCD_MEMBER_AGENT_PEER_URLS")).startsWith("https://");
+    for (V1Container c : List.of(agent, join)) {
+      assertThat(env(c, "ETCD_MEMBER_AGENT_CERT"))
+          .isEqualTo("/etc/etcd-member-agent/tls/client/tls.crt");
+      assertThat(env(c, "ETCD_MEMBER_AGENT_KEY"))
+          .isEqualTo("/etc/etcd-member-agent/tls/client/tls.key");
+    }
+    assertThat(env(agent, "ETCD_MEMBER_AGENT_PEER_CACERT"))
+        .isEqualTo("/etc/etcd-member-agent/tls/peer/ca.crt");
+    assertThat(etcd.getVolumeMounts())
+        .extracting(m -> m.getMountPath())
+        .contains("/etc/etcd/tls/server", "/etc/etcd/tls/peer");
+    var peerPublic =
+        pod.getVolumes().stream()
+            .filter(v -> v.getName().equals("peer-public"))
+            .findFirst()
+            .orElseThrow();
+    assertThat(peerPublic.getSecret().getItems())
+        .as("the agent never sees the peer key")
+        .extracting(i -> i.getKey())
+        .containsExactlyInAnyOrder("ca.crt", "tls.crt");
+    Map<String, Object> config =
+        Yaml.getSnakeYaml(null).load(r.one(V1ConfigMap.class).getData().get("etcd.conf.yml"));
+    assertThat(config).containsEntry("listen-peer-urls", "https://0.0.0.0:2380");
+    assertThat(config.get("client-transport-security").toString())
+        .contains("client-cert-auth=true");
+    assertThat(config.get("peer-transport-security").toString()).contains("client-cert-auth=true");
+  }
+
+  @Test
+  void sidecarModeRendersOnlyRbacAndMonitoring() throws IOException {
+    Rendered r =
+        render(
+            t ->
+                t.set("mode", "sidecar")
+                    .set("monitoring.serviceMonitor.enabled", true)
+                    .set("monitoring.prometheusRule.enabled", true));
+    assertThat(r.kinds())
+        .containsExactlyInAnyOrder(
+            "ServiceAccount", "Role", "RoleBinding", "ServiceMonitor", "PrometheusRule");
+  }
+
+  @Test
+  @SuppressWarnings("unchecked")
+  void monitoringAddsServiceMonitorAlertsAndADashboard() throws IOException {
+    Rendered r =
+        render(
+            t ->
+                t.set("monitoring.serviceMonitor.enabled", true)
+                    .set("monitoring.prometheusRule.enabled", true)
+                    .set("monitoring.dashboard.enabled", true));
+    Map<String, Object> rule =
+        r.custom().stream()
+            .filter(m -> m.get("kind").equals("PrometheusRule"))
+            .findFirst()
+            .orElseThrow();
+    String rules = rule.get("spec").toString();
+    assertThat(rules)
+        .contains(
+            "EtcdMemberLearnerStalled",
+            "EtcdMemberNotReady",
+            "EtcdMemberNoLeader",
+            "EtcdMemberDiskUnhealthy",
+            "EtcdMemberCertificateExpiresSoon");
+    V1ConfigMap dashboard =
+        r.all(V1ConfigMap.class).stream()
+            .filter(c -> c.getMetadata().getName().endsWith("-dashboard"))
+            .findFirst()
+            .orElseThrow();
+    assertThat(dashboard.getMetadata().getLabels()).containsEntry("grafana_dashboard", "1");
+    Map<String, Object> json =
+        Yaml.getSnakeYaml(null).load(dashboard.getData().get("etcd-member-agent.json"));
+    assertThat((List<Object>) json.get("panels")).hasSizeGreaterThanOrEqualTo(6);
+  }
+
+  @Test
+  void theSchemaRejectsTyposAndBadTypes() {
+    assertThatThrownBy(() -> render(t -> t.set("replicass", 3))).hasMessageContaining("replicass");
+    assertThatThrownBy(() -> render(t -> t.set("agent.pollInterval", "soon")))
+        .hasMessageContaining("pollInterval");
+    assertThatThrownBy(() -> render(t -> t.set("mode", "both"))).hasMessageContaining("mode");
+    assertThatThrownBy(() -> render(t -> t.set("tls.client.enabled", true)))
+        .hasMessageContaining("tls.client.serverSecret is required");
+  }
+}

@@ -1,0 +1,82 @@
+{{- define "ema.fullname" -}}
+{{- default .Release.Name .Values.fullnameOverride | trunc 40 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "ema.labels" -}}
+app.kubernetes.io/name: etcd-member-agent
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{- define "ema.selectorLabels" -}}
+app.kubernetes.io/name: etcd-member-agent
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "ema.serviceAccountName" -}}
+{{- default (include "ema.fullname" .) .Values.serviceAccount.name -}}
+{{- end -}}
+
+{{- define "ema.peerService" -}}
+{{- printf "%s-peer" (include "ema.fullname" .) -}}
+{{- end -}}
+
+{{- define "ema.clientService" -}}
+{{- printf "%s-client" (include "ema.fullname" .) -}}
+{{- end -}}
+
+{{- define "ema.clientScheme" -}}
+{{- if .Values.tls.client.enabled }}https{{ else }}http{{ end -}}
+{{- end -}}
+
+{{- define "ema.peerScheme" -}}
+{{- if .Values.tls.peer.enabled }}https{{ else }}http{{ end -}}
+{{- end -}}
+
+{{/* This member's advertised peer URL; $(POD_NAME) and $(POD_NAMESPACE) are expanded by the kubelet. */}}
+{{- define "ema.peerUrl" -}}
+{{- printf "%s://$(POD_NAME).%s.$(POD_NAMESPACE).svc:%v" (include "ema.peerScheme" .) (include "ema.peerService" .) .Values.etcd.peerPort -}}
+{{- end -}}
+
+{{- define "ema.ownClientUrl" -}}
+{{- printf "%s://$(POD_NAME).%s.$(POD_NAMESPACE).svc:%v" (include "ema.clientScheme" .) (include "ema.peerService" .) .Values.etcd.clientPort -}}
+{{- end -}}
+
+{{/* The client Service: only ready voters are behind it, which is what join and a learner need. */}}
+{{- define "ema.clusterEndpoints" -}}
+{{- printf "%s://%s.$(POD_NAMESPACE).svc:%v" (include "ema.clientScheme" .) (include "ema.clientService" .) .Values.etcd.clientPort -}}
+{{- end -}}
+
+{{- define "ema.podEnv" -}}
+- name: POD_NAME
+  valueFrom: {fieldRef: {fieldPath: metadata.name}}
+- name: POD_NAMESPACE
+  valueFrom: {fieldRef: {fieldPath: metadata.namespace}}
+{{- end -}}
+
+{{/* Client TLS for join and run: the agent's own client certificate. */}}
+{{- define "ema.clientTlsEnv" -}}
+{{- if .Values.tls.client.enabled }}
+- name: ETCD_MEMBER_AGENT_CACERT
+  value: /etc/etcd-member-agent/tls/client/ca.crt
+- name: ETCD_MEMBER_AGENT_CERT
+  value: /etc/etcd-member-agent/tls/client/tls.crt
+- name: ETCD_MEMBER_AGENT_KEY
+  value: /etc/etcd-member-agent/tls/client/tls.key
+{{- end }}
+{{- end -}}
+
+{{/* Pod Security Standard "restricted" for every container. */}}
+{{- define "ema.containerSecurityContext" -}}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+runAsNonRoot: true
+capabilities: {drop: [ALL]}
+seccompProfile: {type: RuntimeDefault}
+{{- end -}}
+
+{{- define "ema.agentImage" -}}
+{{- printf "%s:%s" .Values.image.repository .Values.image.tag -}}
+{{- end -}}
