@@ -39,6 +39,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -78,6 +79,11 @@ public final class RunCommand {
     start();
     for (String name : new String[] {"TERM", "INT"}) {
       sun.misc.Signal.handle(new sun.misc.Signal(name), signal -> stopAsync(signal.getName()));
+    }
+    if (!config.exitAfter().isZero()
+        && !stopped.await(config.exitAfter().toMillis(), TimeUnit.MILLISECONDS)) {
+      EventLog.info("exit-after", "after", GoDuration.format(config.exitAfter()));
+      stop();
     }
     stopped.await();
   }

@@ -23,6 +23,7 @@ public record RunConfig(
     TlsFiles tls,
     PeerTlsSettings peerTls,
     boolean noSpaceFailsReadiness,
+    Duration exitAfter,
     LogConfig log) {
 
   public static final List<Flag> FLAGS =
@@ -130,7 +131,12 @@ public record RunConfig(
           new Flag(
               "down-event-after",
               "30s",
-              "post a LocalMemberDown event when the local etcd has not answered this long"));
+              "post a LocalMemberDown event when the local etcd has not answered this long"),
+          new Flag(
+              "exit-after",
+              "0s",
+              "stop on its own after this long, as on SIGTERM (0s: never); for training runs that"
+                  + " make a class-data-sharing archive"));
 
   public static RunConfig parse(List<String> args, Map<String, String> env) throws ConfigException {
     FlagValues v = FlagValues.parse(FLAGS, args, env, Subcommands.allEnvNames());
@@ -166,6 +172,7 @@ public record RunConfig(
         tls,
         peerTls(v),
         v.bool("nospace-fails-readiness"),
+        v.duration("exit-after"),
         logConfig(v));
   }
 

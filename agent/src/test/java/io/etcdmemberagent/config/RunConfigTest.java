@@ -69,6 +69,16 @@ class RunConfigTest {
   }
 
   @Test
+  void exitAfterIsOffByDefaultAndParsedAsADuration() throws Exception {
+    assertThat(RunConfig.parse(List.of(), Map.of()).exitAfter()).isZero();
+    assertThat(RunConfig.parse(List.of("--exit-after=5s"), Map.of()).exitAfter())
+        .isEqualTo(Duration.ofSeconds(5));
+    assertThatThrownBy(() -> RunConfig.parse(List.of("--exit-after=-1s"), Map.of()))
+        .hasMessage(
+            "invalid value \"-1s\" for --exit-after: expected a duration like 500ms, 2s or 5m");
+  }
+
+  @Test
   void badEnvironmentValuesNameTheVariable() {
     assertThatThrownBy(
             () -> RunConfig.parse(List.of(), Map.of("ETCD_MEMBER_AGENT_POLL_INTERVAL", "soon")))

@@ -26,6 +26,29 @@ class AgentJarE2E {
     return EtcdBinaries.versions().stream();
   }
 
+  /** The image's class-data-sharing training run: no etcd answers, the agent stops by itself. */
+  @Test
+  void exitAfterStopsCleanlyWithoutEtcd() {
+    int port = FreePorts.next();
+    int refused = FreePorts.next();
+    try (AgentProcess agent =
+        AgentProcess.start(
+            port,
+            Map.of(),
+            "run",
+            "--etcd-endpoint=http://127.0.0.1:" + refused,
+            "--http-host=127.0.0.1",
+            "--http-port=" + port,
+            "--kube=off",
+            "--exit-after=3s")) {
+      Poll.until(
+          "/livez 200", Duration.ofSeconds(20), () -> Http.statusOrMinusOne(port, "/livez") == 200);
+      assertThat(Http.statusOrMinusOne(port, "/readyz")).as("no etcd: not ready").isEqualTo(503);
+      assertThat(agent.waitFor(30)).as("exit status after --exit-after").isZero();
+      assertThat(agent.output()).contains("exit-after").contains("stopped");
+    }
+  }
+
   @ParameterizedTest(name = "etcd {0}")
   @MethodSource("versions")
   void servesReadinessLogsJsonAndStopsCleanlyOnSigterm(String version) {

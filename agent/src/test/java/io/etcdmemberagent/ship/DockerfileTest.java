@@ -2,6 +2,7 @@ package io.etcdmemberagent.ship;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.etcdmemberagent.bench.FootprintBench;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -112,6 +113,13 @@ class DockerfileTest {
                 assertThat(i.arguments())
                     .contains(
                         "-XX:ArchiveClassesAtExit=" + archive.substring(archive.indexOf('=') + 1)));
+    assertThat(words)
+        .as("the flags the footprint benchmark measures")
+        .containsAll(FootprintBench.TUNED);
+    assertThat(stage)
+        .as("the archive comes from the benchmarked training run")
+        .anySatisfy(
+            i -> assertThat(jsonArray(i.arguments())).containsAll(FootprintBench.TRAINING_RUN));
     assertThat(Files.readString(ROOT.resolve("agent/pom.xml")))
         .contains("<finalName>etcd-member-agent</finalName>");
   }

@@ -36,8 +36,12 @@ public final class EtcdTestClient implements AutoCloseable {
   }
 
   public StatusResponse status(String endpoint) {
+    return status(endpoint, 2000);
+  }
+
+  public StatusResponse status(String endpoint, long deadlineMillis) {
     return MaintenanceGrpc.newBlockingStub(channel(endpoint))
-        .withDeadlineAfter(2, TimeUnit.SECONDS)
+        .withDeadlineAfter(deadlineMillis, TimeUnit.MILLISECONDS)
         .status(StatusRequest.getDefaultInstance());
   }
 

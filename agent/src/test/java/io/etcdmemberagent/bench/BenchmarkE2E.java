@@ -1,0 +1,68 @@
+package io.etcdmemberagent.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The benchmark harness. In the default test run it runs in smoke mode (one run, small data, short
+ * windows) so that it cannot rot; {@code test-e2e/bench.sh} runs it in full mode and the tables go
+ * to BENCHMARKS.md. No timing is asserted: only that every figure was measured.
+ */
+class BenchmarkE2E {
+
+  @TempDir Path dir;
+
+  @Test
+  void measuresEveryFigure() throws Exception {
+    Settings settings = Settings.fromSystemProperties();
+    Report report = new Report();
+    List<String> only = List.of(System.getProperty("bench.only", "").split(","));
+    boolean all = only.equals(List.of(""));
+    if (all || only.contains("detection")) {
+      new DetectionBench(settings, dir).run(report);
+    }
+    if (all || only.contains("promotion")) {
+      new PromotionBench(settings, dir).run(report);
+    }
+    if (all || only.contains("load")) {
+      new LoadBench(settings, dir).run(report);
+    }
+    if (all || only.contains("latency")) {
+      new LatencyBench(settings, dir).run(report);
+    }
+    if (all || only.contains("scale")) {
+      new ScaleBench(settings).run(report);
+    }
+    if (all || only.contains("footprint")) {
+      new FootprintBench(settings, dir).run(report);
+    }
+
+    String header =
+        "<!-- bench mode "
+            + settings.mode()
+            + ", "
+            + settings.runs()
+            + " run(s) per figure, java "
+            + System.getProperty("java.version")
+            + " -->\n";
+    String markdown = report.markdown(header);
+    Path out = Path.of("target", "bench", "results-" + settings.mode() + ".md");
+    Files.createDirectories(out.getParent());
+    Files.writeString(out, markdown);
+    System.out.println(markdown);
+
+    List<Report.Row> rows = report.rows();
+    assertThat(rows).hasSizeGreaterThan(all ? 20 : 0);
+    for (Report.Row row : rows) {
+      if (!row.variant().equals("kubelet")) {
+        assertThat(row.value()).as(row.figure() + " / " + row.variant()).containsPattern("\\d");
+        assertThat(row.value()).as(row.figure() + " / " + row.variant()).doesNotContain("NaN");
+      }
+    }
+  }
+}
