@@ -53,15 +53,16 @@ final class SnapshotCollector {
 
   MemberSnapshot collect() {
     Instant takenAt = clock.instant();
-    LocalObservation local = etcd.status(localEndpoint);
-    LocalStatus status = local instanceof LocalObservation.Answered a ? a.status() : null;
+    LocalObservation answered = etcd.status(localEndpoint);
+    LocalStatus status = answered instanceof LocalObservation.Answered a ? a.status() : null;
     if (status != null) {
       rememberedMemberId = status.memberId();
     }
-    Membership membership = membership(local);
+    Membership membership = membership(answered);
     if (membership instanceof Membership.Known) {
       lastKnown = membership;
     }
+    LocalObservation local = stillAnswering(answered, membership);
     LeaderObservation leader = readLeader(status);
     Optional<List<Alarm>> listedAlarms =
         status == null && membership instanceof Membership.Known known
@@ -81,6 +82,22 @@ final class SnapshotCollector {
 
   private Membership membership(LocalObservation local) {
     return membershipReader.read(local, lastKnown);
+  }
+
+  /**
+   * A local voter is asked for the member list first, right after its Status. When it answered
+   * Status but not that, it stopped answering during this poll (hung, dying, cut off): the poll
+   * counts it as silent, so readiness does not wait for the next poll's timeout as well.
+   */
+  private LocalObservation stillAnswering(LocalObservation local, Membership membership) {
+    boolean askedFirst = local instanceof LocalObservation.Answered a && !a.status().learner();
+    boolean answeredList =
+        membership instanceof Membership.Known known && known.readFrom().equals(localEndpoint);
+    if (!askedFirst || answeredList) {
+      return local;
+    }
+    return new LocalObservation.TimedOut(
+        "answered Status, then not the member list in the same poll");
   }
 
   private LeaderObservation readLeader(LocalStatus status) {

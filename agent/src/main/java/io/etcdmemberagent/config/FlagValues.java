@@ -186,6 +186,16 @@ public final class FlagValues {
     }
   }
 
+  /** The value, which must match {@code pattern} entirely when set. */
+  public Optional<String> optionalMatching(String name, String pattern, String expected)
+      throws ConfigException {
+    Optional<String> text = optional(name);
+    if (text.isPresent() && !text.get().matches(pattern)) {
+      throw invalid(name, text.get(), expected);
+    }
+    return text;
+  }
+
   public boolean bool(String name) throws ConfigException {
     String text = string(name);
     return switch (text.toLowerCase(Locale.ROOT)) {

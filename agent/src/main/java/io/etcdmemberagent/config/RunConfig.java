@@ -138,6 +138,15 @@ public record RunConfig(
               "stop on its own after this long, as on SIGTERM (0s: never); for training runs that"
                   + " make a class-data-sharing archive"));
 
+  /** An IPv4 or IPv6 literal or a host name (what a listening address can be). */
+  private static final String HOST =
+      "[0-9A-Za-z]([-0-9A-Za-z.]*[0-9A-Za-z])?|\\[?[0-9A-Fa-f:.]+\\]?";
+
+  /** Kubernetes object names: a DNS subdomain (Pods) and a DNS label (namespaces). */
+  private static final String DNS_SUBDOMAIN = "(?=.{1,253}$)[a-z0-9]([-a-z0-9.]*[a-z0-9])?";
+
+  private static final String DNS_LABEL = "(?=.{1,63}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?";
+
   public static RunConfig parse(List<String> args, Map<String, String> env) throws ConfigException {
     FlagValues v = FlagValues.parse(FLAGS, args, env, Subcommands.allEnvNames());
     URI etcd = v.url("etcd-endpoint");
@@ -161,7 +170,8 @@ public record RunConfig(
         etcd,
         cluster,
         peers,
-        v.string("http-host"),
+        v.optionalMatching("http-host", HOST, "an IP address or a host name, like 0.0.0.0")
+            .orElseThrow(() -> new ConfigException("--http-host is required")),
         v.port("http-port"),
         poll,
         timeout,
@@ -177,6 +187,8 @@ public record RunConfig(
   }
 
   private static DiskSettings disk(FlagValues v) throws ConfigException {
+    notBelow(v, "disk-free-warning", "disk-free-critical");
+    notBelow(v, "inodes-free-warning", "inodes-free-critical");
     return new DiskSettings(
         v.optional("data-dir").map(Path::of),
         v.percent("disk-free-critical"),
@@ -188,6 +200,23 @@ public record RunConfig(
         v.longAtLeast("quota-backend-bytes", 1),
         v.percent("quota-critical"),
         v.bool("disk-gates-readiness"));
+  }
+
+  /** A warning threshold of free space must not be below its critical one. */
+  private static void notBelow(FlagValues v, String warning, String critical)
+      throws ConfigException {
+    if (v.percent(warning) < v.percent(critical)) {
+      throw new ConfigException(
+          "--"
+              + warning
+              + " ("
+              + v.string(warning)
+              + ") must not be below --"
+              + critical
+              + " ("
+              + v.string(critical)
+              + ")");
+    }
   }
 
   private static PeerTlsSettings peerTls(FlagValues v) throws ConfigException {
@@ -218,8 +247,10 @@ public record RunConfig(
     return new KubeSettings(
         v.choice("kube", List.of("auto", "on", "off")),
         kubeconfig.map(Path::of),
-        v.optional("pod-name").or(() -> nonBlank(env.get("POD_NAME"))),
-        v.optional("pod-namespace").or(() -> nonBlank(env.get("POD_NAMESPACE"))),
+        v.optionalMatching("pod-name", DNS_SUBDOMAIN, "a Pod name (a DNS subdomain)")
+            .or(() -> nonBlank(env.get("POD_NAME"))),
+        v.optionalMatching("pod-namespace", DNS_LABEL, "a namespace name (a DNS label)")
+            .or(() -> nonBlank(env.get("POD_NAMESPACE"))),
         prefix,
         v.positiveDuration("kube-timeout"),
         v.positiveDuration("resync-interval"),

@@ -71,6 +71,7 @@ class DiskCheckIT {
               "--etcd-endpoint=" + endpoint,
               "--data-dir=" + data,
               "--disk-free-critical=30%",
+              "--disk-free-warning=40%",
               "--fsync-probe-interval=300ms",
               "--poll-interval=300ms")) {
         Poll.until(
@@ -122,6 +123,7 @@ class DiskCheckIT {
               "--etcd-endpoint=" + endpoint,
               "--data-dir=" + data,
               "--inodes-free-critical=30%",
+              "--inodes-free-warning=40%",
               "--poll-interval=300ms")) {
         Poll.until(
             "ready with inodes to spare",

@@ -61,6 +61,7 @@ public final class FakeKubeApi implements AutoCloseable {
   private final List<Request> requests = new ArrayList<>();
   private final List<JsonObject> events = new ArrayList<>();
   private final List<JsonArray> conditionHistory = new ArrayList<>();
+  private final List<StatusPatch> statusPatches = new ArrayList<>();
   private final Deque<Fault> faults = new ArrayDeque<>();
   private final int port;
   private final String host;
@@ -197,6 +198,14 @@ public final class FakeKubeApi implements AutoCloseable {
     return List.copyOf(events);
   }
 
+  /** What one successful status patch found and left. */
+  public record StatusPatch(JsonArray before, JsonArray after) {}
+
+  /** Every successful status patch, in order, with the conditions before and after it. */
+  public synchronized List<StatusPatch> statusPatches() {
+    return List.copyOf(statusPatches);
+  }
+
   /** The Pod's conditions after each successful status patch, in order. */
   public synchronized List<JsonArray> conditionHistory() {
     return List.copyOf(conditionHistory);
@@ -317,10 +326,12 @@ public final class FakeKubeApi implements AutoCloseable {
     }
     if (patch.has("status") && patch.getAsJsonObject("status").has("conditions")) {
       JsonArray existing = pod.getAsJsonObject("status").getAsJsonArray("conditions");
+      JsonArray before = existing.deepCopy();
       for (JsonElement e : patch.getAsJsonObject("status").getAsJsonArray("conditions")) {
         mergeByType(existing, e.getAsJsonObject());
       }
       conditionHistory.add(existing.deepCopy());
+      statusPatches.add(new StatusPatch(before, existing.deepCopy()));
     }
     pod.getAsJsonObject("metadata")
         .addProperty("resourceVersion", Long.toString(++resourceVersion));

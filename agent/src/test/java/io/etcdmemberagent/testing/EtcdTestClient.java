@@ -8,7 +8,9 @@ import io.etcd.jetcd.api.Member;
 import io.etcd.jetcd.api.MemberAddRequest;
 import io.etcd.jetcd.api.MemberListRequest;
 import io.etcd.jetcd.api.MemberPromoteRequest;
+import io.etcd.jetcd.api.MemberRemoveRequest;
 import io.etcd.jetcd.api.PutRequest;
+import io.etcd.jetcd.api.RangeRequest;
 import io.etcd.jetcd.api.StatusRequest;
 import io.etcd.jetcd.api.StatusResponse;
 import io.grpc.ManagedChannel;
@@ -46,10 +48,20 @@ public final class EtcdTestClient implements AutoCloseable {
   }
 
   public List<Member> members(String endpoint) {
+    return members(endpoint, 5000);
+  }
+
+  public List<Member> members(String endpoint, long deadlineMillis) {
     return ClusterGrpc.newBlockingStub(channel(endpoint))
-        .withDeadlineAfter(5, TimeUnit.SECONDS)
+        .withDeadlineAfter(deadlineMillis, TimeUnit.MILLISECONDS)
         .memberList(MemberListRequest.getDefaultInstance())
         .getMembersList();
+  }
+
+  public void removeMember(String endpoint, long memberId) {
+    ClusterGrpc.newBlockingStub(channel(endpoint))
+        .withDeadlineAfter(5, TimeUnit.SECONDS)
+        .memberRemove(MemberRemoveRequest.newBuilder().setID(memberId).build());
   }
 
   public long addMember(String endpoint, String peerUrl, boolean learner) {
@@ -66,6 +78,13 @@ public final class EtcdTestClient implements AutoCloseable {
         .memberPromote(MemberPromoteRequest.newBuilder().setID(memberId).build());
   }
 
+  /** A linearizable get (the default), with a deadline. */
+  public void get(String endpoint, String key, long deadlineMillis) {
+    KVGrpc.newBlockingStub(channel(endpoint))
+        .withDeadlineAfter(deadlineMillis, TimeUnit.MILLISECONDS)
+        .range(RangeRequest.newBuilder().setKey(ByteString.copyFromUtf8(key)).build());
+  }
+
   public void put(String endpoint, String key, byte[] value) {
     KVGrpc.newBlockingStub(channel(endpoint))
         .withDeadlineAfter(10, TimeUnit.SECONDS)
@@ -74,6 +93,17 @@ public final class EtcdTestClient implements AutoCloseable {
                 .setKey(ByteString.copyFromUtf8(key))
                 .setValue(ByteString.copyFrom(value))
                 .build());
+  }
+
+  /**
+   * Drops the channel to {@code endpoint}: the next call connects afresh instead of waiting out
+   * gRPC's reconnect backoff after the endpoint was down.
+   */
+  public void forget(String endpoint) {
+    ManagedChannel channel = channels.remove(endpoint);
+    if (channel != null) {
+      channel.shutdownNow();
+    }
   }
 
   @Override

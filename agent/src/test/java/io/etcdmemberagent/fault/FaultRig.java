@@ -1,0 +1,240 @@
+package io.etcdmemberagent.fault;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.etcdmemberagent.kube.FakeKubeApi;
+import io.etcdmemberagent.testing.AgentLog;
+import io.etcdmemberagent.testing.AgentProcess;
+import io.etcdmemberagent.testing.FreePorts;
+import io.etcdmemberagent.testing.Http;
+import io.etcdmemberagent.testing.Poll;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+
+/**
+ * One agent under fault: the real jar polling every 500 ms with a 1 s etcd timeout, publishing to
+ * the API stand-in (Pod {@code default/etcd-0}, resync every 2 s), and a {@link Recorder} on it.
+ * The invariants' bounds follow from those settings and are stated here.
+ */
+final class FaultRig implements AutoCloseable {
+
+  static final Duration POLL = Duration.ofMillis(500);
+  static final Duration ETCD_TIMEOUT = Duration.ofSeconds(1);
+  static final String POD = "etcd-0";
+
+  /**
+   * ready must follow the truth within poll + etcd timeout, plus 400 ms: the recorder samples
+   * /readyz every 50 ms and the truth every 100 ms with a 500 ms deadline of its own.
+   */
+  static final Duration DETECTION = POLL.plus(ETCD_TIMEOUT).plusMillis(400);
+
+  /**
+   * After a fault ends, ready again within 10 s: etcd restarting or re-electing (election timeout 1
+   * s in these clusters) and reconnecting, then one poll.
+   */
+  static final Duration CONVERGENCE = Duration.ofSeconds(10);
+
+  /** The condition at the stand-in follows /readyz within 3 s while the API is healthy. */
+  static final Duration PUBLICATION = Duration.ofSeconds(3);
+
+  final Invariants invariants = new Invariants(DETECTION, CONVERGENCE, PUBLICATION);
+  final FakeKubeApi api;
+  private final Path dir;
+  private final List<AgentProcess> agents = new ArrayList<>();
+  private final List<String> pastOutput = new ArrayList<>();
+  private Recorder recorder;
+  private String host = "127.0.0.1";
+  private List<String> prefix = List.of();
+
+  FaultRig(boolean kube) {
+    this(kube ? new FakeKubeApi() : null);
+  }
+
+  /** With this stand-in (e.g. one listening where a network namespace can reach it). */
+  FaultRig(FakeKubeApi api) {
+    this.api = api;
+    if (api != null) {
+      api.createPod("default", POD);
+    }
+    try {
+      dir = Files.createTempDirectory("fault-rig-");
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * Runs the agent behind a command prefix (e.g. {@code ip netns exec NS}) listening on {@code
+   * host}, where the test reaches it.
+   */
+  FaultRig inNetwork(List<String> commandPrefix, String agentHost) {
+    this.prefix = List.copyOf(commandPrefix);
+    this.host = agentHost;
+    return this;
+  }
+
+  /** Starts (or restarts) the agent with these flags on top of the rig's own. */
+  AgentProcess startAgent(String etcdEndpoint, List<String> clusterEndpoints, String... extra) {
+    int port = agents.isEmpty() ? FreePorts.next() : agent().port();
+    List<String> args =
+        new ArrayList<>(
+            List.of(
+                "run",
+                "--etcd-endpoint=" + etcdEndpoint,
+                "--cluster-endpoints=" + String.join(",", clusterEndpoints),
+                "--http-host=" + host,
+                "--http-port=" + port,
+                "--poll-interval=" + POLL.toMillis() + "ms",
+                "--etcd-timeout=" + ETCD_TIMEOUT.toMillis() + "ms",
+                "--log-format=json",
+                "--log-level=debug"));
+    if (api != null) {
+      args.addAll(
+          List.of(
+              "--kube=on",
+              "--pod-name=" + POD,
+              "--pod-namespace=default",
+              "--kubeconfig=" + api.writeKubeconfig(dir),
+              "--resync-interval=2s",
+              "--kube-timeout=2s"));
+    } else {
+      args.add("--kube=off");
+    }
+    args.addAll(List.of(extra));
+    AgentProcess agent = AgentProcess.start(prefix, port, Map.of(), args.toArray(String[]::new));
+    agents.add(agent);
+    return agent;
+  }
+
+  AgentProcess agent() {
+    return agents.get(agents.size() - 1);
+  }
+
+  /** Stops the current agent with {@code signal} (KILL, TERM), keeping its log; its exit status. */
+  int stopAgent(String signal) {
+    AgentProcess agent = agent();
+    io.etcdmemberagent.testing.Processes.signal(agent.process(), signal);
+    int exit = agent.waitFor(20);
+    pastOutput.add(agent.output());
+    return exit;
+  }
+
+  /** The log lines of every agent process this rig started, in order. */
+  AgentLog log() {
+    List<String> all = new ArrayList<>();
+    pastOutput.forEach(o -> all.addAll(AgentLog.of(o).lines()));
+    if (agent().process().isAlive() || pastOutput.size() < agents.size()) {
+      all.addAll(AgentLog.of(agent().output()).lines());
+    }
+    return new AgentLog(all);
+  }
+
+  /** Starts recording; {@code localUrl} is how the truth reaches the local member. */
+  Recorder record(String localUrl, Supplier<List<String>> others) {
+    recorder = new Recorder(host, agent().port(), api, POD, localUrl, others);
+    return recorder;
+  }
+
+  void mark(History.Kind kind, String label) {
+    recorder.mark(kind, label);
+  }
+
+  void awaitReady(String what) {
+    Poll.until(what + ": /readyz 200", CONVERGENCE.plusSeconds(20), () -> readyz() == 200);
+  }
+
+  void awaitNotReady(String what) {
+    Poll.until(what + ": /readyz 503", DETECTION.plusSeconds(5), () -> readyz() == 503);
+  }
+
+  int readyz() {
+    return Http.statusOrMinusOne(host, agent().port(), "/readyz");
+  }
+
+  /** Waits until the stand-in's ready condition is {@code status}. */
+  void awaitCondition(String status) {
+    Poll.until(
+        "the stand-in's ready condition " + status,
+        CONVERGENCE.plus(PUBLICATION),
+        () -> status.equals(readyCondition()));
+  }
+
+  String readyCondition() {
+    for (var c : api.conditions("default", POD)) {
+      var o = c.getAsJsonObject();
+      if (Recorder.READY_CONDITION.equals(o.get("type").getAsString())) {
+        return o.get("status").getAsString();
+      }
+    }
+    return "";
+  }
+
+  /** Stops recording and checks every invariant over the whole history. */
+  History.Snapshot assertInvariants(long ownMemberId, long maxLag) {
+    long lastMark =
+        recorder.history().snapshot().marks().stream()
+            .mapToLong(History.Mark::atNanos)
+            .max()
+            .orElse(0);
+    Poll.until(
+        "/readyz sampled for a while after the last mark",
+        Duration.ofSeconds(10),
+        () ->
+            recorder.history().snapshot().verdicts().stream()
+                .anyMatch(v -> v.atNanos() > lastMark + 500_000_000L));
+    recorder.close();
+    History.Snapshot h = recorder.history().snapshot();
+    List<String> violations = new ArrayList<>();
+    violations.addAll(invariants.readyOnlyForAHealthyVoter(h));
+    violations.addAll(invariants.readyAgainAfterEveryFault(h));
+    violations.addAll(invariants.noFlappingInSteadyWindows(h));
+    if (api != null) {
+      violations.addAll(invariants.conditionFollowsReadiness(h));
+      violations.addAll(invariants.noRedundantPatches(h, api));
+    }
+    violations.addAll(Invariants.promotesFollowTheRule(log(), ownMemberId, maxLag));
+    if (!violations.isEmpty()) {
+      keepLog(h);
+    }
+    assertThat(violations).as("invariant violations; marks: " + Invariants.marks(h)).isEmpty();
+    assertThat(h.verdicts()).as("the recorder sampled /readyz").hasSizeGreaterThan(20);
+    assertThat(agent().process().isAlive()).as("the agent is still running").isTrue();
+    return h;
+  }
+
+  /** Leaves the agent's log in target/fault-logs for a failed run. */
+  private void keepLog(History.Snapshot h) {
+    try {
+      Path logs = Files.createDirectories(Path.of("target", "fault-logs"));
+      Path file = Files.createTempFile(logs, "agent-", ".log");
+      Files.write(file, log().lines(), StandardCharsets.UTF_8);
+      Files.write(Path.of(file + ".history"), Invariants.changes(h), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  @Override
+  public void close() {
+    if (recorder != null) {
+      recorder.close();
+    }
+    agents.forEach(AgentProcess::close);
+    if (api != null) {
+      api.close();
+    }
+    try (var paths = Files.walk(dir)) {
+      paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}

@@ -1,0 +1,194 @@
+package io.etcdmemberagent.fault;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonElement;
+import io.etcd.jetcd.api.Member;
+import io.etcd.jetcd.api.StatusResponse;
+import io.etcdmemberagent.kube.FakeKubeApi;
+import io.etcdmemberagent.testing.EtcdTestClient;
+import java.util.List;
+import java.util.function.Supplier;
+
+/**
+ * Samples a running fault test into a {@link History}: the agent's {@code /readyz} and the
+ * stand-in's ready condition every 50 ms, and the ground truth about the local member every 100 ms
+ * (its own Status with a 500 ms deadline; whether it is a voter by the member list the other
+ * members give). Runs until closed.
+ */
+final class Recorder implements AutoCloseable {
+
+  static final String READY_CONDITION = "etcd-member-agent.io/ready";
+
+  private final History history = new History();
+  private final EtcdTestClient etcd = new EtcdTestClient();
+  private final String agentHost;
+  private final int agentPort;
+  private final FakeKubeApi api;
+  private final String podName;
+  private final String localUrl;
+  private final Supplier<List<String>> others;
+  private final Thread verdicts;
+  private final Thread truths;
+  private volatile boolean running = true;
+  private boolean lastVoterByOthers;
+
+  /**
+   * @param api the stand-in, or null without Kubernetes
+   * @param localUrl the local member's client URL as the test reaches it (not through a proxy)
+   * @param others client URLs of the other members, asked for the member list
+   */
+  Recorder(
+      String agentHost,
+      int agentPort,
+      FakeKubeApi api,
+      String podName,
+      String localUrl,
+      Supplier<List<String>> others) {
+    this.agentHost = agentHost;
+    this.agentPort = agentPort;
+    this.api = api;
+    this.podName = podName;
+    this.localUrl = localUrl;
+    this.others = others;
+    this.verdicts = loop("record-verdicts", 50, this::sampleVerdict);
+    this.truths = loop("record-truth", 100, this::sampleTruth);
+  }
+
+  History history() {
+    return history;
+  }
+
+  void mark(History.Kind kind, String label) {
+    history.mark(kind, label);
+  }
+
+  private Thread loop(String name, long periodMillis, Runnable sample) {
+    Thread t =
+        new Thread(
+            () -> {
+              long next = System.nanoTime();
+              while (running) {
+                sample.run();
+                next += periodMillis * 1_000_000;
+                long wait = next - System.nanoTime();
+                if (wait > 0) {
+                  try {
+                    Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000)); // the sampling period
+                  } catch (InterruptedException e) {
+                    return;
+                  }
+                } else {
+                  next = System.nanoTime();
+                }
+              }
+            },
+            name);
+    t.setDaemon(true);
+    t.start();
+    return t;
+  }
+
+  private void sampleVerdict() {
+    long at = System.nanoTime();
+    int readyz = readyz();
+    history.add(new History.Verdict(at, readyz, readyCondition()));
+  }
+
+  /**
+   * One GET on a fresh connection with 1 s timeouts: a pooled client once kept a recorder blocked
+   * on a connection the restarted agent never answered, and one sample must cost one sample.
+   */
+  private int readyz() {
+    try (java.net.Socket s = new java.net.Socket()) {
+      s.connect(new java.net.InetSocketAddress(agentHost, agentPort), 1000);
+      s.setSoTimeout(1000);
+      s.getOutputStream()
+          .write(
+              ("GET /readyz HTTP/1.0\r\nHost: " + agentHost + "\r\n\r\n")
+                  .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+      java.io.BufferedReader in =
+          new java.io.BufferedReader(
+              new java.io.InputStreamReader(
+                  s.getInputStream(), java.nio.charset.StandardCharsets.US_ASCII));
+      String status = in.readLine(); // HTTP/1.1 200 OK
+      return status == null ? -1 : Integer.parseInt(status.split(" ")[1]);
+    } catch (java.io.IOException | RuntimeException e) {
+      return -1;
+    }
+  }
+
+  private String readyCondition() {
+    if (api == null) {
+      return "";
+    }
+    JsonArray conditions = api.conditions("default", podName);
+    if (conditions == null) {
+      return "";
+    }
+    for (JsonElement c : conditions) {
+      if (READY_CONDITION.equals(c.getAsJsonObject().get("type").getAsString())) {
+        return c.getAsJsonObject().get("status").getAsString();
+      }
+    }
+    return "";
+  }
+
+  private void sampleTruth() {
+    long at = System.nanoTime();
+    StatusResponse status;
+    try {
+      status = etcd.status(localUrl, 500);
+    } catch (RuntimeException e) {
+      if (!running) {
+        return; // interrupted by close(), not an answer
+      }
+      etcd.forget(localUrl);
+      history.add(new History.Truth(at, false, false, false, false));
+      return;
+    }
+    long self = status.getHeader().getMemberId();
+    boolean corrupt = status.getErrorsList().stream().anyMatch(e -> e.contains("CORRUPT"));
+    boolean voterByOthers = lastVoterByOthers; // when no other member answers: what they said last
+    for (String other : others.get()) {
+      try {
+        voterByOthers =
+            etcd.members(other, 500).stream()
+                .filter(m -> m.getID() == self)
+                .anyMatch(m -> !m.getIsLearner());
+        lastVoterByOthers = voterByOthers;
+        break;
+      } catch (RuntimeException e) {
+        etcd.forget(other); // that one does not answer: ask the next
+      }
+    }
+    history.add(
+        new History.Truth(
+            at, true, voterByOthers && !status.getIsLearner(), status.getLeader() != 0, corrupt));
+  }
+
+  /** The member IDs the others list, for checks that name members. */
+  List<Member> members() {
+    for (String other : others.get()) {
+      try {
+        return etcd.members(other, 2000);
+      } catch (RuntimeException e) {
+        // next
+      }
+    }
+    return List.of();
+  }
+
+  @Override
+  public void close() {
+    running = false;
+    verdicts.interrupt();
+    truths.interrupt();
+    try {
+      verdicts.join(5000);
+      truths.join(5000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    etcd.close();
+  }
+}
