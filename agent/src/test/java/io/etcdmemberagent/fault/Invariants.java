@@ -182,16 +182,16 @@ final class Invariants {
           && !line.contains("\"event\":\"promotion-failed\"")) {
         continue;
       }
-      String member = field(line, "memberId");
+      String member = AgentLog.field(line, "memberId");
       if (!member.equals(own)) {
         violations.add("a promote for member " + member + ", not this member " + own + ": " + line);
       }
-      long lag = Long.parseLong(field(line, "lag"));
+      long lag = Long.parseLong(AgentLog.field(line, "lag"));
       if (lag > maxLag) {
         violations.add("a promote with lag " + lag + " > " + maxLag + ": " + line);
       }
       java.time.Instant end = AgentLog.ts(line);
-      java.time.Instant start = end.minusMillis(Long.parseLong(field(line, "tookMs")));
+      java.time.Instant start = end.minusMillis(Long.parseLong(AgentLog.field(line, "tookMs")));
       // the log's clock has millisecond resolution
       if (previousEnd != null && start.plusMillis(2).isBefore(previousEnd)) {
         violations.add("a promote started before the previous one ended: " + line);
@@ -199,15 +199,6 @@ final class Invariants {
       previousEnd = end;
     }
     return violations;
-  }
-
-  private static String field(String line, String name) {
-    java.util.regex.Matcher m =
-        java.util.regex.Pattern.compile("\"" + name + "\":\"?([^\",}]*)").matcher(line);
-    if (!m.find()) {
-      throw new IllegalArgumentException("no " + name + " in " + line);
-    }
-    return m.group(1);
   }
 
   private static JsonArray withoutTimes(JsonArray conditions) {

@@ -33,7 +33,7 @@ public record AgentLog(List<String> lines) {
     return Duration.between(ts(earlier), ts(later));
   }
 
-  static String field(String line, String name) {
+  public static String field(String line, String name) {
     Matcher m = Pattern.compile("\"" + name + "\":\"?([^\",}]*)").matcher(line);
     if (!m.find()) {
       throw new IllegalArgumentException("no " + name + " in " + line);
