@@ -81,6 +81,28 @@ final class Invariants {
     return violations;
   }
 
+  /**
+   * How long the truth and /readyz took to be healthy again after each fault ended ("never" if they
+   * were not), to report.
+   */
+  static List<String> convergenceTimes(History.Snapshot h) {
+    List<String> times = new ArrayList<>();
+    for (History.Mark end : h.marks(History.Kind.FAULT_ENDS)) {
+      String took =
+          h.firstVerdictAfter(end.atNanos(), History.Verdict::ready)
+              .map(v -> Duration.ofNanos(v.atNanos() - end.atNanos()).toMillis() + " ms")
+              .orElse("never");
+      String truth =
+          h.truths().stream()
+              .filter(t -> t.atNanos() >= end.atNanos() && t.healthyVoter())
+              .findFirst()
+              .map(t -> Duration.ofNanos(t.atNanos() - end.atNanos()).toMillis() + " ms")
+              .orElse("never");
+      times.add(end.label() + ": a healthy voter after " + truth + ", ready after " + took);
+    }
+    return times;
+  }
+
   /** Inside a steady window (e.g. short pauses below the etcd timeout) /readyz never fails. */
   List<String> noFlappingInSteadyWindows(History.Snapshot h) {
     List<String> violations = new ArrayList<>();

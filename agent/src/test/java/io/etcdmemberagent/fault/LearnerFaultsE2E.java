@@ -19,7 +19,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -193,10 +192,6 @@ class LearnerFaultsE2E {
     rig.assertInvariants(id, 5000);
   }
 
-  @Disabled(
-      "open (#8): the recorder sometimes misses /readyz returning to 200 after the last fault"
-          + " while the test's own polls see it (same symptom as the quorum test); flaky until"
-          + " explained")
   @ParameterizedTest(name = "SIG{0}")
   @ValueSource(strings = {"KILL", "TERM"})
   void theAgentStoppedDuringCatchUpRebuildsItsStateFromEtcd(String signal) throws Exception {
