@@ -35,18 +35,15 @@ class FaultInjectionE2E {
     return EtcdBinaries.versions().stream();
   }
 
-  private final List<AutoCloseable> resources = new ArrayList<>();
+  private final Resources resources = new Resources();
 
   private <T extends AutoCloseable> T keep(T resource) {
-    resources.add(0, resource);
-    return resource;
+    return resources.keep(resource);
   }
 
   @AfterEach
   void cleanUp() throws Exception {
-    for (AutoCloseable r : resources) {
-      r.close();
-    }
+    resources.close();
   }
 
   private static Supplier<List<String>> othersThan(EtcdCluster cluster, EtcdMember local) {
@@ -55,18 +52,6 @@ class FaultInjectionE2E {
             .filter(m -> m != local && m.running())
             .map(EtcdMember::clientUrl)
             .toList();
-  }
-
-  private static long idOf(EtcdCluster cluster, EtcdMember member) {
-    long[] id = new long[1];
-    Poll.until(
-        member.name() + " to answer Status",
-        Duration.ofSeconds(30),
-        () -> {
-          id[0] = cluster.client().status(member.clientUrl(), 1000).getHeader().getMemberId();
-          return true;
-        });
-    return id[0];
   }
 
   private static void hold(Duration d) throws InterruptedException {
@@ -78,7 +63,7 @@ class FaultInjectionE2E {
   void localEtcdKilledHungPausedAndRestarted(String version) throws Exception {
     EtcdCluster cluster = keep(EtcdCluster.start(version, 3));
     EtcdMember local = cluster.member(0);
-    long id = idOf(cluster, local);
+    long id = cluster.client().memberId(local.clientUrl());
     FaultRig rig = keep(new FaultRig(true));
     rig.startAgent(local.clientUrl(), othersThan(cluster, local).get());
     rig.record(local.clientUrl(), othersThan(cluster, local));
@@ -127,7 +112,7 @@ class FaultInjectionE2E {
   void agentCutOffFromItsMemberBySlowSilentAndRefusingLinks() throws Exception {
     EtcdCluster cluster = keep(EtcdCluster.start("3.5", 3));
     EtcdMember local = cluster.member(0);
-    long id = idOf(cluster, local);
+    long id = cluster.client().memberId(local.clientUrl());
     TcpProxy link = keep(TcpProxy.inFrontOf(local.clientUrl()));
     FaultRig rig = keep(new FaultRig(true));
     rig.startAgent(link.url(), othersThan(cluster, local).get());
@@ -167,7 +152,7 @@ class FaultInjectionE2E {
     EtcdMember leader = cluster.leader().orElseThrow();
     EtcdMember local =
         cluster.members().stream().filter(m -> m != leader).findFirst().orElseThrow();
-    long id = idOf(cluster, local);
+    long id = cluster.client().memberId(local.clientUrl());
     FaultRig rig = keep(new FaultRig(true));
     rig.startAgent(local.clientUrl(), othersThan(cluster, local).get());
     rig.record(local.clientUrl(), othersThan(cluster, local));
@@ -206,7 +191,7 @@ class FaultInjectionE2E {
   void apiServerDownFailingThrottlingSlowAndPodReplacedLosesNothing() throws Exception {
     EtcdCluster cluster = keep(EtcdCluster.start("3.5", 3));
     EtcdMember local = cluster.member(0);
-    long id = idOf(cluster, local);
+    long id = cluster.client().memberId(local.clientUrl());
     FaultRig rig = keep(new FaultRig(true));
     FakeKubeApi api = rig.api;
     rig.startAgent(local.clientUrl(), othersThan(cluster, local).get());
@@ -267,9 +252,22 @@ class FaultInjectionE2E {
     return sequence;
   }
 
-  /** The member list as the other members give it. */
+  /**
+   * The member list as the first running member of the test cluster that answers gives it (not the
+   * leader: a promoted Pod may lead).
+   */
   static List<Member> members(EtcdCluster cluster) {
-    return cluster.client().members(cluster.leader().orElseThrow().clientUrl());
+    RuntimeException last = new IllegalStateException("no running member");
+    for (EtcdMember m : cluster.members()) {
+      if (m.running()) {
+        try {
+          return cluster.client().members(m.clientUrl(), 2000);
+        } catch (RuntimeException e) {
+          last = e;
+        }
+      }
+    }
+    throw last;
   }
 
   static int readyz(FaultRig rig) {

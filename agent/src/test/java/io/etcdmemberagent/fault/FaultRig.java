@@ -81,6 +81,17 @@ final class FaultRig implements AutoCloseable {
     return this;
   }
 
+  /** Runs the agent as this user and group ID (the rig's files must then be readable by it). */
+  FaultRig asUser(int uid) {
+    this.prefix = asUserCommand(uid);
+    return this;
+  }
+
+  /** The command prefix that runs what follows as this user and group ID, without groups. */
+  static List<String> asUserCommand(int uid) {
+    return List.of("setpriv", "--reuid=" + uid, "--regid=" + uid, "--clear-groups", "--");
+  }
+
   /** Starts (or restarts) the agent with these flags on top of the rig's own. */
   AgentProcess startAgent(String etcdEndpoint, List<String> clusterEndpoints, String... extra) {
     int port = agents.isEmpty() ? FreePorts.next() : agent().port();

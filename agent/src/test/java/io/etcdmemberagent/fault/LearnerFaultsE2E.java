@@ -2,22 +2,14 @@ package io.etcdmemberagent.fault;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.etcd.jetcd.api.Member;
-import io.etcdmemberagent.testing.EtcdBinaries;
 import io.etcdmemberagent.testing.EtcdCluster;
 import io.etcdmemberagent.testing.EtcdMember;
 import io.etcdmemberagent.testing.FreePorts;
 import io.etcdmemberagent.testing.Http;
 import io.etcdmemberagent.testing.Pod;
 import io.etcdmemberagent.testing.Poll;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
-import java.util.Optional;
-import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -30,80 +22,38 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class LearnerFaultsE2E {
 
-  private final List<AutoCloseable> resources = new ArrayList<>();
-  private Path podDir;
+  private final Resources resources = new Resources();
 
   private <T extends AutoCloseable> T keep(T resource) {
-    resources.add(0, resource);
-    return resource;
+    return resources.keep(resource);
   }
 
   @AfterEach
   void cleanUp() throws Exception {
-    for (AutoCloseable r : resources) {
-      r.close();
-    }
-    if (podDir != null) {
-      try (var paths = Files.walk(podDir)) {
-        paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-      }
-    }
-  }
-
-  private static List<String> voters(EtcdCluster cluster) {
-    return Arrays.asList(cluster.clientUrls().split(","));
-  }
-
-  private static Supplier<List<String>> running(EtcdCluster cluster) {
-    return () -> voters(cluster);
-  }
-
-  private static Optional<Member> byPeerUrl(EtcdCluster cluster, String peerUrl) {
-    return FaultInjectionE2E.members(cluster).stream()
-        .filter(m -> m.getPeerURLsList().contains(peerUrl))
-        .findFirst();
-  }
-
-  private static String state(FaultRig rig) {
-    return Http.get(rig.agent().port(), "/status").body();
+    resources.close();
   }
 
   private static void hold(Duration d) throws InterruptedException {
     Thread.sleep(d.toMillis()); // how long a fault lasts, not a wait for state
   }
 
-  private Pod learnerPod(EtcdCluster cluster, int megabytes) throws Exception {
-    if (megabytes > 0) {
-      byte[] value = new byte[768 * 1024];
-      new java.util.Random(3).nextBytes(value);
-      String leader = cluster.leader().orElseThrow().clientUrl();
-      for (int i = 0; i < megabytes * 4 / 3; i++) {
-        cluster.client().put(leader, "load/" + i, value);
-      }
-    }
-    podDir = Files.createTempDirectory("learner-fault-");
-    Pod pod = keep(new Pod("etcd-learner", EtcdBinaries.etcd(cluster.version()), podDir));
-    assertThat(pod.join(voters(cluster))).as(pod.lastJoinOutput).isZero();
-    return pod;
-  }
-
   @Test
   void aLearnerNeverStartedIsReportedAndNeverPromotedAndASecondLearnerIsNotOurs() throws Exception {
     EtcdCluster cluster = keep(EtcdCluster.start("3.5", 3));
-    Pod pod = learnerPod(cluster, 0);
-    long ownId = byPeerUrl(cluster, pod.peerUrl()).orElseThrow().getID();
+    Pod pod = Learners.joinedPod(resources, cluster, 0);
+    long ownId = Learners.byPeerUrl(cluster, pod.peerUrl()).orElseThrow().getID();
     FaultRig rig = keep(new FaultRig(true));
-    rig.startAgent(pod.clientUrl(), voters(cluster), "--peer-urls=" + pod.peerUrl());
-    rig.record(pod.clientUrl(), running(cluster));
+    rig.startAgent(pod.clientUrl(), Learners.voters(cluster), "--peer-urls=" + pod.peerUrl());
+    rig.record(pod.clientUrl(), Learners.running(cluster));
 
     rig.mark(History.Kind.FAULT_BEGINS, "a learner added, its etcd never started");
     Poll.until(
         "the agent to report NotStarted",
         Duration.ofSeconds(20),
-        () -> state(rig).contains("\"state\":\"NotStarted\""));
+        () -> Learners.state(rig).contains("\"state\":\"NotStarted\""));
     rig.awaitCondition("False");
     hold(Duration.ofSeconds(4));
-    assertThat(byPeerUrl(cluster, pod.peerUrl()).orElseThrow().getIsLearner())
+    assertThat(Learners.byPeerUrl(cluster, pod.peerUrl()).orElseThrow().getIsLearner())
         .as("a learner that never started stays a learner")
         .isTrue();
     assertThat(FaultInjectionE2E.readyz(rig)).isEqualTo(503);
@@ -122,9 +72,9 @@ class LearnerFaultsE2E {
     Poll.until(
         "our learner promoted",
         Duration.ofSeconds(30),
-        () -> !byPeerUrl(cluster, pod.peerUrl()).orElseThrow().getIsLearner());
+        () -> !Learners.byPeerUrl(cluster, pod.peerUrl()).orElseThrow().getIsLearner());
     rig.awaitReady("promoted");
-    if (byPeerUrl(cluster, otherPeer).isEmpty()) {
+    if (Learners.byPeerUrl(cluster, otherPeer).isEmpty()) {
       Poll.until(
           "etcd to accept a second learner",
           Duration.ofSeconds(30),
@@ -137,7 +87,7 @@ class LearnerFaultsE2E {
     rig.mark(History.Kind.STEADY_BEGINS, "another member's learner exists, not started");
     hold(Duration.ofSeconds(4));
     rig.mark(History.Kind.STEADY_ENDS, "another member's learner exists, not started");
-    assertThat(byPeerUrl(cluster, otherPeer).orElseThrow().getIsLearner())
+    assertThat(Learners.byPeerUrl(cluster, otherPeer).orElseThrow().getIsLearner())
         .as("the other learner (second learner while ours: " + secondWhileOurs + ") untouched")
         .isTrue();
 
@@ -152,15 +102,7 @@ class LearnerFaultsE2E {
     EtcdMember leader = cluster.leader().orElseThrow();
     EtcdMember local =
         cluster.members().stream().filter(m -> m != leader).findFirst().orElseThrow();
-    long[] ids = new long[1];
-    Poll.until(
-        "the member to answer Status",
-        Duration.ofSeconds(30),
-        () -> {
-          ids[0] = cluster.client().status(local.clientUrl(), 1000).getHeader().getMemberId();
-          return true;
-        });
-    long id = ids[0];
+    long id = cluster.client().memberId(local.clientUrl());
     FaultRig rig = keep(new FaultRig(true));
     List<String> others =
         cluster.members().stream().filter(m -> m != local).map(EtcdMember::clientUrl).toList();
@@ -188,7 +130,7 @@ class LearnerFaultsE2E {
         .as("the agent never re-adds or touches membership")
         .hasSize(2)
         .noneMatch(m -> m.getID() == id);
-    assertThat(state(rig)).contains("NotAMember");
+    assertThat(Learners.state(rig)).contains("NotAMember");
     rig.assertInvariants(id, 5000);
   }
 
@@ -196,19 +138,19 @@ class LearnerFaultsE2E {
   @ValueSource(strings = {"KILL", "TERM"})
   void theAgentStoppedDuringCatchUpRebuildsItsStateFromEtcd(String signal) throws Exception {
     EtcdCluster cluster = keep(EtcdCluster.start("3.5", 3));
-    Pod pod = learnerPod(cluster, 8);
-    long ownId = byPeerUrl(cluster, pod.peerUrl()).orElseThrow().getID();
+    Pod pod = Learners.joinedPod(resources, cluster, 8);
+    long ownId = Learners.byPeerUrl(cluster, pod.peerUrl()).orElseThrow().getID();
     FaultRig rig = keep(new FaultRig(true));
     // ten stable polls (2 s at the learner's 200 ms) leave time to kill the agent mid-way
     String[] flags = {"--peer-urls=" + pod.peerUrl(), "--promote-stable-polls=10"};
-    rig.startAgent(pod.clientUrl(), voters(cluster), flags);
-    rig.record(pod.clientUrl(), running(cluster));
+    rig.startAgent(pod.clientUrl(), Learners.voters(cluster), flags);
+    rig.record(pod.clientUrl(), Learners.running(cluster));
     pod.startEtcd();
     Poll.until(
         "the agent to see its learner",
         Duration.ofSeconds(30),
-        () -> state(rig).contains("\"state\":\"Learner\""));
-    assertThat(byPeerUrl(cluster, pod.peerUrl()).orElseThrow().getIsLearner())
+        () -> Learners.state(rig).contains("\"state\":\"Learner\""));
+    assertThat(Learners.byPeerUrl(cluster, pod.peerUrl()).orElseThrow().getIsLearner())
         .as("still a learner when the agent is killed")
         .isTrue();
 
@@ -217,12 +159,12 @@ class LearnerFaultsE2E {
     assertThat(exit)
         .as("exit status after SIG" + signal)
         .isEqualTo(signal.equals("TERM") ? 0 : 137);
-    rig.startAgent(pod.clientUrl(), voters(cluster), flags);
+    rig.startAgent(pod.clientUrl(), Learners.voters(cluster), flags);
     rig.mark(History.Kind.FAULT_ENDS, "agent restarted");
     Poll.until(
         "our learner promoted by the restarted agent",
         Duration.ofSeconds(60),
-        () -> !byPeerUrl(cluster, pod.peerUrl()).orElseThrow().getIsLearner());
+        () -> !Learners.byPeerUrl(cluster, pod.peerUrl()).orElseThrow().getIsLearner());
     rig.awaitReady("promoted");
     rig.awaitCondition("True");
 

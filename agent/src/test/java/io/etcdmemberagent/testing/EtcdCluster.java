@@ -40,10 +40,21 @@ public final class EtcdCluster implements AutoCloseable {
 
   /** Starts {@code size} voters and waits until they have a leader. */
   public static EtcdCluster start(String version, int size) {
+    return start(version, size, java.util.function.UnaryOperator.identity());
+  }
+
+  /**
+   * Starts {@code size} voters that advertise {@code advertise.apply(clientUrl)} as their client
+   * URL (e.g. a proxy in front of it), and waits until they have a leader.
+   */
+  public static EtcdCluster start(
+      String version, int size, java.util.function.UnaryOperator<String> advertise) {
     EtcdCluster cluster = new EtcdCluster(version);
     try {
       for (int i = 0; i < size; i++) {
-        cluster.members.add(new EtcdMember(cluster.binary, "m" + i, cluster.baseDir));
+        EtcdMember m = new EtcdMember(cluster.binary, "m" + i, cluster.baseDir);
+        m.advertiseClientUrl(advertise.apply(m.clientUrl()));
+        cluster.members.add(m);
       }
       String initial =
           cluster.members.stream()

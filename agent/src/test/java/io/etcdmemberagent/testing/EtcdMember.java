@@ -14,6 +14,7 @@ public final class EtcdMember {
   private final int peerPort;
   private final Path dataDir;
   private final Path logFile;
+  private String advertisedClientUrl;
   private Process process;
   private List<String> lastArgs = List.of();
 
@@ -24,6 +25,12 @@ public final class EtcdMember {
     this.peerPort = FreePorts.next();
     this.dataDir = baseDir.resolve(name + ".etcd");
     this.logFile = baseDir.resolve(name + ".log");
+    this.advertisedClientUrl = clientUrl();
+  }
+
+  /** What the member tells others its client URL is (its own by default), set before it starts. */
+  void advertiseClientUrl(String url) {
+    advertisedClientUrl = url;
   }
 
   public String name() {
@@ -62,7 +69,7 @@ public final class EtcdMember {
             "--listen-client-urls",
             clientUrl(),
             "--advertise-client-urls",
-            clientUrl(),
+            advertisedClientUrl,
             "--listen-peer-urls",
             peerUrl(),
             "--initial-advertise-peer-urls",

@@ -47,6 +47,19 @@ public final class EtcdTestClient implements AutoCloseable {
         .status(StatusRequest.getDefaultInstance());
   }
 
+  /** The member ID of the member at {@code endpoint}, asking until it answers or 30 s pass. */
+  public long memberId(String endpoint) {
+    long[] id = new long[1];
+    Poll.until(
+        endpoint + " to answer Status",
+        java.time.Duration.ofSeconds(30),
+        () -> {
+          id[0] = status(endpoint, 1000).getHeader().getMemberId();
+          return true;
+        });
+    return id[0];
+  }
+
   public List<Member> members(String endpoint) {
     return members(endpoint, 5000);
   }
