@@ -160,7 +160,10 @@ public final class RunCommand {
         new PollLoop(
             collector,
             new MemberEvaluator(
-                new ReadinessPolicy(config.maxLagEntries(), config.noSpaceFailsReadiness()),
+                new ReadinessPolicy(
+                    config.maxLagEntries(),
+                    config.noSpaceFailsReadiness(),
+                    config.readySuccessThreshold()),
                 diskEvaluator,
                 new PeerTlsEvaluator(
                     new PeerTlsPolicy(peer.certExpiryWarning(), peer.gatesReadiness()))),

@@ -23,6 +23,7 @@ public record RunConfig(
     TlsFiles tls,
     PeerTlsSettings peerTls,
     boolean noSpaceFailsReadiness,
+    int readySuccessThreshold,
     Duration exitAfter,
     LogConfig log) {
 
@@ -45,6 +46,11 @@ public record RunConfig(
           new Flag("poll-interval", "1s", "time between polls of etcd"),
           new Flag("etcd-timeout", "2s", "deadline of every etcd call"),
           new Flag("max-lag-entries", "5000", "in-sync when leader raftIndex - applied <= this"),
+          new Flag(
+              "ready-success-threshold",
+              "1",
+              "healthy polls in a row before /readyz is 200 again after a failed one (failing is"
+                  + " immediate)"),
           new Flag(
               "promote", "true", "promote this learner when our rule holds (false: observe only)"),
           new Flag(
@@ -182,6 +188,7 @@ public record RunConfig(
         tls,
         peerTls(v),
         v.bool("nospace-fails-readiness"),
+        v.intBetween("ready-success-threshold", 1, 100),
         v.duration("exit-after"),
         logConfig(v));
   }

@@ -14,6 +14,9 @@ public final class CheckNames {
   public static final String DISK = "disk";
   public static final String PEER_TLS = "peer-tls";
 
+  /** Fails while readiness is held back after a failure (--ready-success-threshold). */
+  public static final String SETTLING = "settling";
+
   /** The checks that always gate readiness. */
   public static final List<String> ALL = List.of(SERVING, MEMBER, VOTER, LEADER, IN_SYNC, ALARMS);
 

@@ -5,10 +5,14 @@ import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 
-/** Turns one {@link MemberSnapshot} into a {@link Verdict}. Pure: no I/O, no clock. */
+/**
+ * Turns one {@link MemberSnapshot} into a {@link Verdict}. No I/O, no clock; its only state is the
+ * count of healthy polls in a row that {@link ReadinessHysteresis} keeps.
+ */
 public final class MemberEvaluator {
 
   private final ReadinessPolicy policy;
+  private final ReadinessHysteresis hysteresis;
   private final Optional<DiskEvaluator> disk;
   private final PeerTlsEvaluator peerTls;
 
@@ -30,6 +34,7 @@ public final class MemberEvaluator {
     this.policy = policy;
     this.disk = disk;
     this.peerTls = peerTls;
+    this.hysteresis = new ReadinessHysteresis(policy.successThreshold());
   }
 
   public Verdict evaluate(MemberSnapshot snapshot) {
@@ -61,16 +66,17 @@ public final class MemberEvaluator {
     if (status == null) {
       corruptDatabase(snapshot).ifPresent(c -> checks.set(0, c));
     }
-    return new Verdict(
-        snapshot.takenAt(),
-        state,
-        stateDetail(state, snapshot.local()),
-        memberId,
-        lag,
-        checks,
-        alarms,
-        diskCheck,
-        peerTlsCheck);
+    return hysteresis.apply(
+        new Verdict(
+            snapshot.takenAt(),
+            state,
+            stateDetail(state, snapshot.local()),
+            memberId,
+            lag,
+            checks,
+            alarms,
+            diskCheck,
+            peerTlsCheck));
   }
 
   /**

@@ -30,6 +30,13 @@ public record Verdict(
     return checks.stream().allMatch(Check::passed);
   }
 
+  /** This verdict with one more check. */
+  public Verdict withCheck(Check extra) {
+    List<Check> more = new java.util.ArrayList<>(checks);
+    more.add(extra);
+    return new Verdict(decidedAt, state, stateDetail, memberId, lag, more, alarms, disk, peerTls);
+  }
+
   public Optional<Check> check(String name) {
     return checks.stream().filter(c -> c.name().equals(name)).findFirst();
   }

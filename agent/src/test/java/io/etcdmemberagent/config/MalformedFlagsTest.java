@@ -34,6 +34,7 @@ class MalformedFlagsTest {
           Map.entry("poll-interval", "often"),
           Map.entry("etcd-timeout", "2"),
           Map.entry("max-lag-entries", "a few"),
+          Map.entry("ready-success-threshold", "0"),
           Map.entry("promote", "yes"),
           Map.entry("promote-stable-polls", "0"),
           Map.entry("learner-poll-interval", "0s"),

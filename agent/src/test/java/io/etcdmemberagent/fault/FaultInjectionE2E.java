@@ -20,6 +20,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Faults around one agent (the real jar) next to a member of a real three-member etcd cluster, with
@@ -54,6 +55,31 @@ class FaultInjectionE2E {
             .toList();
   }
 
+  /**
+   * The real jar next to {@code local}, reaching it at {@code endpoint}, recorded with the truth
+   * read at {@code truthUrl}, ready and published.
+   */
+  private FaultRig readyAgent(
+      EtcdCluster cluster, EtcdMember local, String endpoint, String truthUrl, String... extra) {
+    FaultRig rig = keep(new FaultRig(true));
+    rig.startAgent(endpoint, othersThan(cluster, local).get(), extra);
+    rig.record(truthUrl, othersThan(cluster, local));
+    rig.awaitReady("start");
+    rig.awaitCondition("True");
+    return rig;
+  }
+
+  /** SIGSTOP for {@code pause}, SIGCONT, {@code gap}; {@code times} times. */
+  private static void pauses(EtcdMember member, int times, Duration pause, Duration gap)
+      throws InterruptedException {
+    for (int i = 0; i < times; i++) {
+      member.pause();
+      hold(pause);
+      member.resume();
+      hold(gap);
+    }
+  }
+
   private static void hold(Duration d) throws InterruptedException {
     Thread.sleep(d.toMillis()); // the length of a fault or a steady window, not a wait for state
   }
@@ -64,11 +90,7 @@ class FaultInjectionE2E {
     EtcdCluster cluster = keep(EtcdCluster.start(version, 3));
     EtcdMember local = cluster.member(0);
     long id = cluster.client().memberId(local.clientUrl());
-    FaultRig rig = keep(new FaultRig(true));
-    rig.startAgent(local.clientUrl(), othersThan(cluster, local).get());
-    rig.record(local.clientUrl(), othersThan(cluster, local));
-    rig.awaitReady("start");
-    rig.awaitCondition("True");
+    FaultRig rig = readyAgent(cluster, local, local.clientUrl(), local.clientUrl());
 
     rig.mark(History.Kind.STEADY_BEGINS, "nothing happens");
     hold(Duration.ofSeconds(3));
@@ -92,12 +114,7 @@ class FaultInjectionE2E {
     rig.awaitCondition("True");
 
     rig.mark(History.Kind.STEADY_BEGINS, "eight 200 ms pauses, shorter than the etcd timeout");
-    for (int i = 0; i < 8; i++) {
-      local.pause();
-      hold(Duration.ofMillis(200));
-      local.resume();
-      hold(Duration.ofMillis(600));
-    }
+    pauses(local, 8, Duration.ofMillis(200), Duration.ofMillis(600));
     rig.mark(History.Kind.STEADY_ENDS, "eight 200 ms pauses, shorter than the etcd timeout");
 
     rig.awaitCondition("True");
@@ -108,18 +125,60 @@ class FaultInjectionE2E {
         .containsSubsequence("True", "False", "True", "False", "True");
   }
 
+  /**
+   * Pauses longer than the etcd timeout, again and again: with the default threshold each one is
+   * reported (the truth: the member did not answer), with {@code --ready-success-threshold} the
+   * healthy gaps between them are too short to be ready again, so the member stays out once.
+   */
+  @ParameterizedTest(name = "--ready-success-threshold={0}")
+  @ValueSource(ints = {1, 6})
+  void repeatedLongPausesFlapOnlyWithoutHysteresis(int threshold) throws Exception {
+    EtcdCluster cluster = keep(EtcdCluster.start("3.5", 3));
+    EtcdMember local = cluster.member(0);
+    long id = cluster.client().memberId(local.clientUrl());
+    FaultRig rig =
+        readyAgent(
+            cluster,
+            local,
+            local.clientUrl(),
+            local.clientUrl(),
+            "--ready-success-threshold=" + threshold);
+
+    rig.mark(History.Kind.FAULT_BEGINS, "four 2 s pauses (SIGSTOP), 1 s apart");
+    // a poll begun in a pause's last second is answered when it ends: at most four healthy polls
+    // (at 500 ms) fit before the next pause, fewer than the threshold of six
+    pauses(local, 4, Duration.ofSeconds(2), Duration.ofSeconds(1));
+    rig.mark(History.Kind.FAULT_ENDS, "pauses over");
+    rig.awaitReady("pauses over");
+    rig.awaitCondition("True");
+
+    History.Snapshot h = rig.assertInvariants(id, 5000);
+    long begins = h.marks(History.Kind.FAULT_BEGINS).get(0).atNanos();
+    long ends = h.marks(History.Kind.FAULT_ENDS).get(0).atNanos();
+    int falls = 0;
+    boolean wasReady = true;
+    for (History.Verdict v : h.verdicts()) {
+      if (v.atNanos() >= begins && v.atNanos() <= ends) {
+        falls += wasReady && !v.ready() ? 1 : 0;
+        wasReady = v.ready();
+      }
+    }
+    System.out.println("[fault] threshold " + threshold + ": /readyz fell " + falls + " times");
+    if (threshold == 1) {
+      assertThat(falls).as("without hysteresis every pause is reported").isGreaterThan(1);
+    } else {
+      assertThat(falls).as("with hysteresis the member stays out once").isEqualTo(1);
+    }
+  }
+
   @Test
   void agentCutOffFromItsMemberBySlowSilentAndRefusingLinks() throws Exception {
     EtcdCluster cluster = keep(EtcdCluster.start("3.5", 3));
     EtcdMember local = cluster.member(0);
     long id = cluster.client().memberId(local.clientUrl());
     TcpProxy link = keep(TcpProxy.inFrontOf(local.clientUrl()));
-    FaultRig rig = keep(new FaultRig(true));
-    rig.startAgent(link.url(), othersThan(cluster, local).get());
     // the truth goes through the same link: "the local member answered" as the agent can see it
-    rig.record(link.url(), othersThan(cluster, local));
-    rig.awaitReady("start");
-    rig.awaitCondition("True");
+    FaultRig rig = readyAgent(cluster, local, link.url(), link.url());
 
     link.mode(new TcpProxy.Mode.Delay(Duration.ofMillis(80), Duration.ofMillis(40)));
     rig.mark(History.Kind.STEADY_BEGINS, "80±40 ms per chunk on the link, below the timeout");
@@ -153,11 +212,7 @@ class FaultInjectionE2E {
     EtcdMember local =
         cluster.members().stream().filter(m -> m != leader).findFirst().orElseThrow();
     long id = cluster.client().memberId(local.clientUrl());
-    FaultRig rig = keep(new FaultRig(true));
-    rig.startAgent(local.clientUrl(), othersThan(cluster, local).get());
-    rig.record(local.clientUrl(), othersThan(cluster, local));
-    rig.awaitReady("start");
-    rig.awaitCondition("True");
+    FaultRig rig = readyAgent(cluster, local, local.clientUrl(), local.clientUrl());
 
     rig.mark(History.Kind.FAULT_BEGINS, "leader killed");
     leader.kill();
@@ -192,12 +247,8 @@ class FaultInjectionE2E {
     EtcdCluster cluster = keep(EtcdCluster.start("3.5", 3));
     EtcdMember local = cluster.member(0);
     long id = cluster.client().memberId(local.clientUrl());
-    FaultRig rig = keep(new FaultRig(true));
+    FaultRig rig = readyAgent(cluster, local, local.clientUrl(), local.clientUrl());
     FakeKubeApi api = rig.api;
-    rig.startAgent(local.clientUrl(), othersThan(cluster, local).get());
-    rig.record(local.clientUrl(), othersThan(cluster, local));
-    rig.awaitReady("start");
-    rig.awaitCondition("True");
 
     rig.mark(History.Kind.FAULT_BEGINS, "api down while etcd is killed");
     api.down();

@@ -49,11 +49,24 @@ public final class EtcdCluster implements AutoCloseable {
    */
   public static EtcdCluster start(
       String version, int size, java.util.function.UnaryOperator<String> advertise) {
+    return start(version, size, advertise, java.util.function.UnaryOperator.identity());
+  }
+
+  /**
+   * The same with the peer URLs advertised as {@code advertisePeer.apply(listenPeerUrl)} too (e.g.
+   * a proxy in front of each member's peer port).
+   */
+  public static EtcdCluster start(
+      String version,
+      int size,
+      java.util.function.UnaryOperator<String> advertise,
+      java.util.function.UnaryOperator<String> advertisePeer) {
     EtcdCluster cluster = new EtcdCluster(version);
     try {
       for (int i = 0; i < size; i++) {
         EtcdMember m = new EtcdMember(cluster.binary, "m" + i, cluster.baseDir);
         m.advertiseClientUrl(advertise.apply(m.clientUrl()));
+        m.advertisePeerUrl(advertisePeer.apply(m.listenPeerUrl()));
         cluster.members.add(m);
       }
       String initial =

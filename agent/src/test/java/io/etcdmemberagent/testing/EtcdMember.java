@@ -15,6 +15,7 @@ public final class EtcdMember {
   private final Path dataDir;
   private final Path logFile;
   private String advertisedClientUrl;
+  private String advertisedPeerUrl;
   private Process process;
   private List<String> lastArgs = List.of();
 
@@ -26,11 +27,17 @@ public final class EtcdMember {
     this.dataDir = baseDir.resolve(name + ".etcd");
     this.logFile = baseDir.resolve(name + ".log");
     this.advertisedClientUrl = clientUrl();
+    this.advertisedPeerUrl = listenPeerUrl();
   }
 
   /** What the member tells others its client URL is (its own by default), set before it starts. */
   void advertiseClientUrl(String url) {
     advertisedClientUrl = url;
+  }
+
+  /** What the member tells others its peer URL is (its own by default), set before it starts. */
+  void advertisePeerUrl(String url) {
+    advertisedPeerUrl = url;
   }
 
   public String name() {
@@ -41,7 +48,13 @@ public final class EtcdMember {
     return "http://127.0.0.1:" + clientPort;
   }
 
+  /** The peer URL others know it by (the member list's). */
   public String peerUrl() {
+    return advertisedPeerUrl;
+  }
+
+  /** The peer URL it listens on. */
+  public String listenPeerUrl() {
     return "http://127.0.0.1:" + peerPort;
   }
 
@@ -71,9 +84,9 @@ public final class EtcdMember {
             "--advertise-client-urls",
             advertisedClientUrl,
             "--listen-peer-urls",
-            peerUrl(),
+            listenPeerUrl(),
             "--initial-advertise-peer-urls",
-            peerUrl(),
+            advertisedPeerUrl,
             "--initial-cluster",
             initialCluster,
             "--initial-cluster-state",

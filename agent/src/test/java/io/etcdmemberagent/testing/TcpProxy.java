@@ -13,6 +13,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 
 /**
  * A fault-injecting TCP proxy in this JVM (the machines have no {@code tc}): listens on a free
@@ -41,8 +42,27 @@ public final class TcpProxy implements AutoCloseable {
 
   private final InetSocketAddress target;
   private final ServerSocket server;
-  private final Set<Socket> open = ConcurrentHashMap.newKeySet();
+  private final Set<Link> open = ConcurrentHashMap.newKeySet();
   private volatile Mode mode = PASS;
+
+  /** Null: the mode applies to every connection. */
+  private volatile Predicate<String> selects;
+
+  /** One proxied connection and the first bytes its client sent (null until then). */
+  private static final class Link {
+    final Socket client;
+    final Socket upstream = new Socket();
+    volatile String head;
+
+    Link(Socket client) {
+      this.client = client;
+    }
+
+    void reset() {
+      TcpProxy.reset(client);
+      TcpProxy.reset(upstream);
+    }
+  }
 
   public TcpProxy(String targetHost, int targetPort) {
     this.target = new InetSocketAddress(targetHost, targetPort);
@@ -72,10 +92,18 @@ public final class TcpProxy implements AutoCloseable {
     return mode;
   }
 
+  /**
+   * Applies the mode only to connections whose first bytes from the client (e.g. an HTTP request
+   * head) match; the others always pass. By default every connection is selected.
+   */
+  public void select(Predicate<String> firstBytes) {
+    selects = firstBytes;
+  }
+
   public void mode(Mode next) {
     mode = next;
     if (next instanceof Mode.Drop) {
-      List.copyOf(open).forEach(TcpProxy::reset);
+      List.copyOf(open).stream().filter(this::selected).forEach(Link::reset);
     }
   }
 
@@ -87,37 +115,49 @@ public final class TcpProxy implements AutoCloseable {
       } catch (IOException e) {
         return; // closed
       }
-      if (mode instanceof Mode.Drop) {
-        reset(client);
+      Link link = new Link(client);
+      if (mode instanceof Mode.Drop && selects == null) {
+        reset(client); // refused at once
         continue;
       }
-      open.add(client);
-      daemon("proxy-connect-" + port(), () -> connect(client)).start();
+      open.add(link);
+      daemon("proxy-connect-" + port(), () -> connect(link)).start();
     }
   }
 
-  private void connect(Socket client) {
-    Socket upstream = new Socket();
+  private void connect(Link link) {
     try {
-      upstream.connect(target, 2000);
+      link.upstream.connect(target, 2000);
     } catch (IOException e) {
-      reset(client);
-      open.remove(client);
-      close(upstream);
+      link.reset();
+      open.remove(link);
       return;
     }
-    open.add(upstream);
-    daemon("proxy-up-" + port(), () -> pump(client, upstream)).start();
-    daemon("proxy-down-" + port(), () -> pump(upstream, client)).start();
+    daemon("proxy-up-" + port(), () -> pump(link, link.client, link.upstream)).start();
+    daemon("proxy-down-" + port(), () -> pump(link, link.upstream, link.client)).start();
   }
 
-  private void pump(Socket from, Socket to) {
+  /** Whether the mode applies to this connection. */
+  private boolean selected(Link link) {
+    Predicate<String> selection = selects;
+    String head = link.head;
+    return selection == null || (head != null && selection.test(head));
+  }
+
+  private Mode modeFor(Link link) {
+    return selected(link) ? mode : PASS;
+  }
+
+  private void pump(Link link, Socket from, Socket to) {
     byte[] buffer = new byte[16 * 1024];
     try (InputStream in = from.getInputStream()) {
       OutputStream out = to.getOutputStream();
       int n;
       while ((n = in.read(buffer)) >= 0) {
-        Mode now = mode;
+        if (link.head == null && from == link.client) {
+          link.head = new String(buffer, 0, n, java.nio.charset.StandardCharsets.ISO_8859_1);
+        }
+        Mode now = modeFor(link);
         if (now instanceof Mode.Blackhole) {
           continue; // read and forget: the sender's writes succeed, nothing arrives
         }
@@ -135,10 +175,13 @@ public final class TcpProxy implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } finally {
-      close(from);
-      close(to);
-      open.remove(from);
-      open.remove(to);
+      if (modeFor(link) instanceof Mode.Drop) {
+        link.reset();
+      } else {
+        close(from);
+        close(to);
+      }
+      open.remove(link);
     }
   }
 
@@ -175,7 +218,7 @@ public final class TcpProxy implements AutoCloseable {
   @Override
   public void close() {
     close(server);
-    List.copyOf(open).forEach(TcpProxy::close);
+    List.copyOf(open).forEach(Link::reset);
     open.clear();
   }
 }
