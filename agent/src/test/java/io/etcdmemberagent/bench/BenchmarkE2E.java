@@ -17,6 +17,18 @@ class BenchmarkE2E {
 
   @TempDir Path dir;
 
+  /** One part of the harness, with how long it took on stdout (to keep the smoke run short). */
+  private static void timed(String part, ThrowingRunnable body) throws Exception {
+    long started = System.nanoTime();
+    body.run();
+    System.out.printf(
+        "[bench] %s took %d s%n", part, (System.nanoTime() - started) / 1_000_000_000L);
+  }
+
+  private interface ThrowingRunnable {
+    void run() throws Exception;
+  }
+
   @Test
   void measuresEveryFigure() throws Exception {
     Settings settings = Settings.fromSystemProperties();
@@ -24,22 +36,22 @@ class BenchmarkE2E {
     List<String> only = List.of(System.getProperty("bench.only", "").split(","));
     boolean all = only.equals(List.of(""));
     if (all || only.contains("detection")) {
-      new DetectionBench(settings, dir).run(report);
+      timed("detection", () -> new DetectionBench(settings, dir).run(report));
     }
     if (all || only.contains("promotion")) {
-      new PromotionBench(settings, dir).run(report);
+      timed("promotion", () -> new PromotionBench(settings, dir).run(report));
     }
     if (all || only.contains("load")) {
-      new LoadBench(settings, dir).run(report);
+      timed("load", () -> new LoadBench(settings, dir).run(report));
     }
     if (all || only.contains("latency")) {
-      new LatencyBench(settings, dir).run(report);
+      timed("latency", () -> new LatencyBench(settings, dir).run(report));
     }
     if (all || only.contains("scale")) {
-      new ScaleBench(settings).run(report);
+      timed("scale", () -> new ScaleBench(settings).run(report));
     }
     if (all || only.contains("footprint")) {
-      new FootprintBench(settings, dir).run(report);
+      timed("footprint", () -> new FootprintBench(settings, dir).run(report));
     }
 
     String header =

@@ -84,7 +84,9 @@ final class PromotionBench {
     report.section(
         "Wrongful promotions",
         "A learner that caught up (3 MB), then frozen with SIGSTOP; the cluster takes 3 writes;"
-            + " each policy acts for 12 s. etcd accepts a promote when the learner's raft Match is"
+            + " each policy acts for "
+            + settings.frozenWindow().toSeconds()
+            + " s. etcd accepts a promote when the learner's raft Match is"
             + " ≥ 90% of the leader's, which a frozen learner still has.");
     for (Policy policy : List.of(Policy.OURS, Policy.BACKUP_RESTORE, Policy.KUBEADM)) {
       int wrongful = 0;
@@ -168,11 +170,11 @@ final class PromotionBench {
       if (policy == Policy.OURS) {
         learner.startAgent(voters);
       }
-      long end = System.nanoTime() + Duration.ofSeconds(12).toNanos();
+      long end = System.nanoTime() + settings.frozenWindow().toNanos();
       boolean promoted = false;
       while (!promoted && System.nanoTime() < end) {
         promoted = isVoter(cluster, learner);
-        Thread.sleep(100); // sampling step within the fixed 12 s window
+        Thread.sleep(100); // sampling step within the fixed window
       }
       promoting.set(false);
       if (peer != null) {

@@ -15,6 +15,7 @@ record Settings(
     Duration loadSeconds,
     Duration apiWindow,
     Duration scaleWindow,
+    Duration frozenWindow,
     List<Integer> clusterSizes) {
 
   static Settings fromSystemProperties() {
@@ -25,10 +26,12 @@ record Settings(
         mode,
         runs,
         Integer.getInteger("bench.learnerMegabytes", full ? 60 : 2),
-        Duration.ofSeconds(Integer.getInteger("bench.steadySeconds", full ? 600 : 15)),
+        Duration.ofSeconds(Integer.getInteger("bench.steadySeconds", full ? 600 : 6)),
         Duration.ofSeconds(Integer.getInteger("bench.loadSeconds", full ? 30 : 3)),
-        Duration.ofSeconds(Integer.getInteger("bench.apiSeconds", full ? 300 : 10)),
+        Duration.ofSeconds(Integer.getInteger("bench.apiSeconds", full ? 300 : 4)),
         Duration.ofSeconds(Integer.getInteger("bench.scaleSeconds", full ? 120 : 5)),
+        // long enough for etcd-backup-restore's 5 s promote loop to act at least once
+        Duration.ofSeconds(Integer.getInteger("bench.frozenSeconds", full ? 12 : 6)),
         full ? List.of(3, 5, 7) : List.of(3));
   }
 }
