@@ -11,7 +11,6 @@ import io.etcdmemberagent.testing.Poll;
 import io.etcdmemberagent.testing.Processes;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -28,34 +27,21 @@ import org.junit.jupiter.api.Test;
  */
 class PartitionE2E {
 
+  private final Resources resources = new Resources();
+  private final EtcdTestClient client = resources.keep(new EtcdTestClient());
   private NodeNetwork network;
-  private final List<Process> etcds = new ArrayList<>();
-  private final EtcdTestClient client = new EtcdTestClient();
-  private FaultRig rig;
   private Path dir;
 
   @AfterEach
-  void cleanUp() throws IOException {
-    if (rig != null) {
-      rig.close();
-    }
-    etcds.forEach(Processes::kill);
-    client.close();
-    if (network != null) {
-      network.close();
-    }
-    if (dir != null) {
-      try (var paths = Files.walk(dir)) {
-        paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-      }
-    }
+  void cleanUp() throws Exception {
+    resources.close();
   }
 
   @Test
   void aMemberCutOffFromItsPeersIsNotReadyAndComesBackAfterTheHeal() throws Exception {
     assumeTrue(NodeNetwork.available(), "network namespaces need root and iproute2");
-    network = new NodeNetwork();
-    dir = Files.createTempDirectory("partition-");
+    network = resources.keep(new NodeNetwork());
+    dir = resources.tempDir("partition-");
     List<String> ips = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
       ips.add(network.addPod("p" + i));
@@ -65,7 +51,8 @@ class PartitionE2E {
       initial += (i == 0 ? "" : ",") + "p" + i + "=http://" + ips.get(i) + ":2380";
     }
     for (int i = 0; i < 3; i++) {
-      etcds.add(startEtcd(i, ips.get(i), initial));
+      Process etcd = startEtcd(i, ips.get(i), initial);
+      resources.keep(() -> Processes.kill(etcd));
     }
     List<String> clientUrls = ips.stream().map(ip -> "http://" + ip + ":2379").toList();
     Poll.until(
@@ -74,9 +61,10 @@ class PartitionE2E {
         () -> client.status(clientUrls.get(0), 500).getLeader() != 0);
     long id = client.status(clientUrls.get(0)).getHeader().getMemberId();
 
-    rig =
-        new FaultRig(new FakeKubeApi(network.gatewayIp()))
-            .inNetwork(network.inPod("p0", List.of()), ips.get(0));
+    FaultRig rig =
+        resources.keep(
+            new FaultRig(new FakeKubeApi(network.gatewayIp()))
+                .inNetwork(network.inPod("p0", List.of()), ips.get(0)));
     rig.startAgent("http://127.0.0.1:2379", clientUrls.subList(1, 3));
     rig.record(clientUrls.get(0), () -> clientUrls.subList(1, 3));
     rig.awaitReady("start");
