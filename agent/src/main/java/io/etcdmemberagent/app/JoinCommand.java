@@ -3,6 +3,7 @@ package io.etcdmemberagent.app;
 import io.etcdmemberagent.config.GoDuration;
 import io.etcdmemberagent.config.JoinConfig;
 import io.etcdmemberagent.core.AddAnswer;
+import io.etcdmemberagent.core.CallFailure;
 import io.etcdmemberagent.core.ChangeAnswer;
 import io.etcdmemberagent.core.EtcdConfigYaml;
 import io.etcdmemberagent.core.EtcdGateway;
@@ -57,7 +58,12 @@ public final class JoinCommand {
             ClientTlsReloader.loadAtStart(
                 new ClientTlsFiles(
                     config.tls().caCert(), config.tls().cert(), config.tls().key())));
-    try (GrpcEtcdGateway etcd = new GrpcEtcdGateway(tls, config.etcdTimeout())) {
+    try (GrpcEtcdGateway etcd =
+        new GrpcEtcdGateway(
+            tls,
+            config.etcdTimeout(),
+            EtcdLogins.of(config.credentials()),
+            config.clusterEndpoints().stream().map(java.net.URI::toString).toList())) {
       return new JoinCommand(config, etcd).run();
     }
   }
@@ -186,6 +192,15 @@ public final class JoinCommand {
       }
       if (message.contains("too many learner members in cluster")) {
         return "another learner holds the cluster's learner slot (" + message + ")";
+      }
+      CallFailure failure = CallFailure.classify(error.code(), message);
+      if (failure.denial()) {
+        return "etcd refused MemberAdd through "
+            + endpoint
+            + " ("
+            + failure.reason()
+            + "; MemberAdd needs a user with the root role): "
+            + message;
       }
       errors.add(endpoint + ": " + error.code() + ": " + message);
     }

@@ -113,7 +113,12 @@ public final class RunCommand {
     } catch (TlsFileException e) {
       throw new StartupException(e.getMessage(), e);
     }
-    etcd = new GrpcEtcdGateway(ClientTlsReloader.toGateway(tlsMaterial), config.etcdTimeout());
+    etcd =
+        new GrpcEtcdGateway(
+            ClientTlsReloader.toGateway(tlsMaterial),
+            config.etcdTimeout(),
+            EtcdLogins.of(config.credentials()),
+            config.clusterEndpoints().stream().map(URI::toString).toList());
     tlsReloader =
         new ClientTlsReloader(
             tlsFiles, tlsMaterial, etcd::useTls, metrics, clock, peer.tlsReloadInterval());

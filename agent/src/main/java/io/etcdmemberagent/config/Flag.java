@@ -12,12 +12,17 @@ public record Flag(String name, String defaultValue, String help) {
 
   public static final String ENV_PREFIX = "ETCD_MEMBER_AGENT_";
 
-  /** The flags {@code run} and {@code join} share: TLS to etcd, and logging. */
+  /** The flags {@code run} and {@code join} share: TLS and authentication to etcd, and logging. */
   static final List<Flag> TLS_AND_LOGGING =
       List.of(
           new Flag("cacert", "", "PEM CA bundle that signs etcd's client certificate"),
           new Flag("cert", "", "PEM client certificate for etcd (with --key)"),
           new Flag("key", "", "PEM private key of --cert: PKCS#8, PKCS#1 RSA or EC"),
+          new Flag("user", "", "etcd user to authenticate as (with --password-file)"),
+          new Flag(
+              "password-file",
+              "",
+              "file holding the password of --user (re-read when etcd refuses it or the token)"),
           new Flag("log-format", "text", "text or json, one line per event"),
           new Flag("log-level", "info", "debug, info, warn or error"));
 

@@ -24,6 +24,7 @@ public record JoinConfig(
     Optional<Path> etcdConfigTemplate,
     Optional<Path> etcdConfigFile,
     TlsFiles tls,
+    EtcdCredentials credentials,
     LogConfig log) {
 
   public static final List<Flag> FLAGS =
@@ -116,6 +117,7 @@ public record JoinConfig(
         template,
         configFile,
         tls,
+        EtcdCredentials.parse(v),
         RunConfig.logConfig(v));
   }
 }

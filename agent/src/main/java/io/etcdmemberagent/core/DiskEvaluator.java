@@ -17,6 +17,14 @@ public final class DiskEvaluator {
 
   /** {@code dbSize}: the backend size from the local Status, or -1 when unknown. */
   public Check check(DiskFacts facts, long dbSize) {
+    return check(facts, dbSize, 0);
+  }
+
+  /**
+   * {@code reportedQuota}: the quota etcd 3.6+ reports in {@code Status.dbSizeQuota}, or 0 when the
+   * member does not say (then {@code --quota-backend-bytes} stands in for it).
+   */
+  public Check check(DiskFacts facts, long dbSize, long reportedQuota) {
     if (!facts.exists()) {
       return Check.fail(CHECK, "DataDirMissing", "the data dir does not exist");
     }
@@ -55,7 +63,8 @@ public final class DiskEvaluator {
           "SlowFsync",
           "write+fsync slower than " + policy.fsyncCritical().toMillis() + "ms");
     }
-    if (dbSize >= 0 && dbSize >= policy.quotaCritical() * policy.quotaBytes()) {
+    long quota = reportedQuota > 0 ? reportedQuota : policy.quotaBytes();
+    if (dbSize >= 0 && dbSize >= policy.quotaCritical() * quota) {
       return Check.fail(
           CHECK,
           "QuotaNearlyFull",

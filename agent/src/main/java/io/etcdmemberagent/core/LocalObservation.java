@@ -26,6 +26,12 @@ public sealed interface LocalObservation {
    */
   record TimedOut(String detail) implements LocalObservation {}
 
+  /**
+   * etcd refused the caller: authentication failed or the user lacks the permission for {@code
+   * Status}. A person must fix the credentials or the role; the member itself may be fine.
+   */
+  record Denied(CallFailure failure, String detail) implements LocalObservation {}
+
   /** Any other failure: TLS, a non-etcd server on the port, a malformed answer. */
   record Failed(String detail) implements LocalObservation {}
 }

@@ -2,7 +2,11 @@ package io.etcdmemberagent.core;
 
 import java.util.List;
 
-/** What the local member said about itself in answer to {@code Status}. */
+/**
+ * What the local member said about itself in answer to {@code Status}. {@code storageVersion},
+ * {@code dbSizeQuota} and {@code downgrade} come from etcd 3.6 on: empty, 0 and {@link
+ * DowngradeState#NONE} from older members.
+ */
 public record LocalStatus(
     long memberId,
     long leaderId,
@@ -13,10 +17,41 @@ public record LocalStatus(
     long dbSizeInUse,
     boolean learner,
     String version,
-    List<String> errors) {
+    List<String> errors,
+    String storageVersion,
+    long dbSizeQuota,
+    DowngradeState downgrade) {
 
   public LocalStatus {
     errors = List.copyOf(errors);
+  }
+
+  /** A member before 3.6: no storage version, quota or downgrade state in its answer. */
+  public LocalStatus(
+      long memberId,
+      long leaderId,
+      long raftIndex,
+      long raftAppliedIndex,
+      long raftTerm,
+      long dbSize,
+      long dbSizeInUse,
+      boolean learner,
+      String version,
+      List<String> errors) {
+    this(
+        memberId,
+        leaderId,
+        raftIndex,
+        raftAppliedIndex,
+        raftTerm,
+        dbSize,
+        dbSizeInUse,
+        learner,
+        version,
+        errors,
+        "",
+        0,
+        DowngradeState.NONE);
   }
 
   public boolean hasLeader() {

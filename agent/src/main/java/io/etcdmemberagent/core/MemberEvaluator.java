@@ -104,7 +104,8 @@ public final class MemberEvaluator {
       return Optional.empty();
     }
     long dbSize = status == null ? -1 : status.dbSize();
-    return Optional.of(disk.get().check(snapshot.disk().get(), dbSize));
+    long quota = status == null ? 0 : status.dbSizeQuota();
+    return Optional.of(disk.get().check(snapshot.disk().get(), dbSize, quota));
   }
 
   private static Optional<LocalStatus> answered(LocalObservation local) {
@@ -181,6 +182,10 @@ public final class MemberEvaluator {
       return Check.fail(
           name, "Unreachable", "the local member is not listening: " + local.detail());
     }
+    if (local instanceof LocalObservation.Denied d) {
+      return Check.fail(
+          name, d.failure().reason(), "etcd refused the agent's Status: " + d.detail());
+    }
     return Check.fail(name, "Error", "the local member's answer failed: " + local.detail());
   }
 
@@ -188,8 +193,11 @@ public final class MemberEvaluator {
       Membership membership, Optional<MemberInfo> entry, MemberState state) {
     String name = CheckNames.MEMBER;
     if (membership instanceof Membership.Unknown u) {
-      return Check.fail(
-          name, "MembershipUnknown", "the member list could not be read: " + u.reason());
+      return u.failure().denial()
+          ? Check.fail(
+              name, u.failure().reason(), "etcd refused the agent's MemberList: " + u.reason())
+          : Check.fail(
+              name, "MembershipUnknown", "the member list could not be read: " + u.reason());
     }
     if (entry.isPresent()) {
       return Check.pass(

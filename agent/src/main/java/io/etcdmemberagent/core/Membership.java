@@ -29,5 +29,10 @@ public sealed interface Membership {
     }
   }
 
-  record Unknown(String reason) implements Membership {}
+  /** Not read; {@code failure} tells whether credentials or permissions were the cause. */
+  record Unknown(String reason, CallFailure failure) implements Membership {
+    public Unknown(String reason) {
+      this(reason, CallFailure.UNAVAILABLE);
+    }
+  }
 }

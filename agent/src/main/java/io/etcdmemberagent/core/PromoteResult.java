@@ -10,6 +10,11 @@ public enum PromoteResult {
   NOT_IN_SYNC("not_in_sync"),
   /** The member is no longer in the member list: it was removed. Never retried blindly. */
   NOT_FOUND("not_found"),
+  /**
+   * etcd refused the caller: a wrong password, or a user without the root role (MemberPromote needs
+   * root). Backed off like any refusal; a person must fix the credentials.
+   */
+  DENIED("denied"),
   /** Anything else, including ambiguous failures (deadline, unavailable, leader change). */
   FAILED("failed");
 
@@ -33,12 +38,21 @@ public enum PromoteResult {
    */
   public static PromoteResult ofError(ChangeAnswer.Error error) {
     String message = error.message() == null ? "" : error.message();
-    if (message.contains("can only promote a learner member which is in sync with leader")) {
+    // Whole texts: "can only promote a learner member" (the member is a voter already) is a
+    // prefix of the not-in-sync text.
+    if (message.endsWith(NOT_IN_SYNC_TEXT)) {
       return NOT_IN_SYNC;
     }
-    if (message.contains("member not found") || error.code().equals("NOT_FOUND")) {
+    if (message.endsWith(NOT_A_LEARNER_TEXT)) {
+      return ALREADY_VOTER;
+    }
+    if (message.endsWith("etcdserver: member not found") || error.code().equals("NOT_FOUND")) {
       return NOT_FOUND;
     }
-    return FAILED;
+    return CallFailure.classify(error.code(), message).denial() ? DENIED : FAILED;
   }
+
+  static final String NOT_IN_SYNC_TEXT =
+      "etcdserver: can only promote a learner member which is in sync with leader";
+  static final String NOT_A_LEARNER_TEXT = "etcdserver: can only promote a learner member";
 }

@@ -77,6 +77,11 @@ final class EtcdChannels implements AutoCloseable {
     return channel;
   }
 
+  /** The endpoints a channel is open to. */
+  java.util.List<String> endpoints() {
+    return java.util.List.copyOf(channels.keySet());
+  }
+
   private static void awaitLeaving(
       ManagedChannel channel, ConnectivityState state, long deadlineNanos) {
     if (channel.getState(false) != state) {

@@ -202,6 +202,15 @@ final class StatusDocument {
     m.put("dbSizeInUse", s.dbSizeInUse());
     m.put("version", s.version());
     m.put("errors", s.errors());
+    boolean reports36 = !s.storageVersion().isEmpty();
+    m.put("storageVersion", reports36 ? s.storageVersion() : null);
+    m.put("dbSizeQuota", s.dbSizeQuota() > 0 ? s.dbSizeQuota() : null);
+    m.put(
+        "downgrade",
+        reports36
+            ? Map.of(
+                "enabled", s.downgrade().enabled(), "targetVersion", s.downgrade().targetVersion())
+            : null);
     return m;
   }
 

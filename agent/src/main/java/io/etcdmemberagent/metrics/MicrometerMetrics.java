@@ -16,6 +16,8 @@ import io.etcdmemberagent.core.PromoteResult;
 import io.etcdmemberagent.core.PromotionAttempt;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MultiGauge;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
@@ -52,6 +54,8 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
   private volatile double kubeLastSync = Double.NaN;
   private volatile double clientCertExpiry = Double.NaN;
   private volatile double localLastAnswered = Double.NaN;
+  private final MultiGauge versionInfo;
+  private volatile Tags versionTags = Tags.empty();
   private final JvmGcMetrics gcMetrics = new JvmGcMetrics();
 
   public MicrometerMetrics() {
@@ -111,6 +115,14 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
         "local backend database size in use",
         o -> localStatus(o, "dbInUse"));
     gauge("has_leader", "1 when the local member knows a leader", o -> localStatus(o, "hasLeader"));
+    gauge(
+        "db_size_quota_bytes",
+        "the backend quota the local member reports (etcd 3.6+; NaN before)",
+        o -> localStatus(o, "quota"));
+    gauge(
+        "downgrade_enabled",
+        "1 while a cluster downgrade is enabled, as the local member reports (etcd 3.6+)",
+        o -> localStatus(o, "downgrade"));
     gauge(
         "last_poll_timestamp_seconds",
         "when the last poll started (Unix time)",
@@ -178,6 +190,11 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
           .tag("result", result)
           .register(registry);
     }
+    versionInfo =
+        MultiGauge.builder(PREFIX + "etcd_version_info")
+            .description(
+                "1, labelled with the local member's etcd version and storage version (3.6+)")
+            .register(registry);
     fsyncProbe = histogram("fsync_probe", "Time a 4 KiB write+fsync next to the data dir took");
     for (String check : CheckNames.ALL) {
       Gauge.builder(PREFIX + "check_passed", latest, ref -> checkPassed(ref.get(), check))
@@ -269,6 +286,8 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
       case "db" -> s.dbSize();
       case "dbInUse" -> s.dbSizeInUse();
       case "hasLeader" -> bit(s.hasLeader());
+      case "quota" -> s.dbSizeQuota() > 0 ? s.dbSizeQuota() : Double.NaN;
+      case "downgrade" -> s.storageVersion().isEmpty() ? Double.NaN : bit(s.downgrade().enabled());
       default -> throw new IllegalArgumentException(field);
     };
   }
@@ -277,8 +296,14 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
   public void recordPoll(PollOutcome outcome) {
     rendered.clear();
     latest.set(outcome);
-    if (outcome.snapshot().local() instanceof LocalObservation.Answered) {
+    if (outcome.snapshot().local() instanceof LocalObservation.Answered a) {
       localLastAnswered = outcome.snapshot().takenAt().toEpochMilli() / 1000.0;
+      Tags tags =
+          Tags.of("version", a.status().version(), "storage_version", a.status().storageVersion());
+      if (!tags.equals(versionTags)) {
+        versionTags = tags;
+        versionInfo.register(List.of(MultiGauge.Row.of(tags, 1)), true);
+      }
     }
     outcome
         .snapshot()
@@ -368,8 +393,11 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
     } else if (local instanceof LocalObservation.Failed) {
       errors.add(new PollError("local_status", "error"));
     }
-    if (snapshot.membership() instanceof Membership.Unknown) {
-      errors.add(new PollError("member_list", "unavailable"));
+    if (local instanceof LocalObservation.Denied d) {
+      errors.add(new PollError("local_status", d.failure().label()));
+    }
+    if (snapshot.membership() instanceof Membership.Unknown u) {
+      errors.add(new PollError("member_list", u.failure().label()));
     }
     if (local instanceof LocalObservation.Answered a
         && a.status().hasLeader()

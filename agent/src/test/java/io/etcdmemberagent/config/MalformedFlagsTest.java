@@ -70,6 +70,8 @@ class MalformedFlagsTest {
           Map.entry("cacert", "/nonexistent/ca.pem"),
           Map.entry("cert", "/nonexistent/client.pem"),
           Map.entry("key", "/nonexistent/client.key"),
+          Map.entry("user", "two words"),
+          Map.entry("password-file", "/nonexistent/password"),
           Map.entry("log-format", "xml"),
           Map.entry("log-level", "verbose"));
 
@@ -92,6 +94,8 @@ class MalformedFlagsTest {
           Map.entry("cacert", "/nonexistent/ca.pem"),
           Map.entry("cert", "/nonexistent/client.pem"),
           Map.entry("key", "/nonexistent/client.key"),
+          Map.entry("user", "two words"),
+          Map.entry("password-file", "/nonexistent/password"),
           Map.entry("log-format", "yaml"),
           Map.entry("log-level", "loud"));
 

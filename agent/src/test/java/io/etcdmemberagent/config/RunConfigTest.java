@@ -99,4 +99,36 @@ class RunConfigTest {
     assertThatThrownBy(() -> RunConfig.parse(List.of("--cert=" + cert), Map.of()))
         .hasMessage("--cert and --key must be given together");
   }
+
+  @Test
+  void userAndPasswordFileGoTogetherAndAreTakenFromTheEnvironment(@TempDir Path dir)
+      throws Exception {
+    Path password = Files.writeString(dir.resolve("password"), "secret\n");
+    assertThatThrownBy(() -> RunConfig.parse(List.of("--user=agent"), Map.of()))
+        .hasMessage("--user and --password-file must be given together");
+    assertThatThrownBy(
+            () ->
+                JoinConfig.parse(
+                    List.of(
+                        "--password-file=" + password,
+                        "--name=etcd-1",
+                        "--peer-urls=http://etcd-1:2380",
+                        "--cluster-endpoints=http://etcd-client:2379",
+                        "--data-dir=" + dir,
+                        "--env-file=" + dir.resolve("env")),
+                    Map.of()))
+        .hasMessage("--user and --password-file must be given together");
+    RunConfig c =
+        RunConfig.parse(
+            List.of(),
+            Map.of(
+                "ETCD_MEMBER_AGENT_USER",
+                "agent",
+                "ETCD_MEMBER_AGENT_PASSWORD_FILE",
+                password.toString()));
+    assertThat(c.credentials().user()).contains("agent");
+    assertThat(c.credentials().passwordFile()).contains(password);
+    assertThat(RunConfig.parse(List.of(), Map.of()).credentials())
+        .isEqualTo(EtcdCredentials.none());
+  }
 }

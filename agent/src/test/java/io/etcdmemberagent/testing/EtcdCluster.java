@@ -27,6 +27,7 @@ public final class EtcdCluster implements AutoCloseable {
   private final String token = "test-" + UUID.randomUUID();
   private final List<EtcdMember> members = new ArrayList<>();
   private final EtcdTestClient client = new EtcdTestClient();
+  private List<String> extraFlags = List.of();
 
   private EtcdCluster(String version) {
     this.version = version;
@@ -61,10 +62,30 @@ public final class EtcdCluster implements AutoCloseable {
       int size,
       java.util.function.UnaryOperator<String> advertise,
       java.util.function.UnaryOperator<String> advertisePeer) {
+    return start(version, size, advertise, advertisePeer, List.of());
+  }
+
+  /** Starts {@code size} voters with {@code flags} added to every member's command line. */
+  public static EtcdCluster startWithFlags(String version, int size, List<String> flags) {
+    return start(
+        version,
+        size,
+        java.util.function.UnaryOperator.identity(),
+        java.util.function.UnaryOperator.identity(),
+        flags);
+  }
+
+  private static EtcdCluster start(
+      String version,
+      int size,
+      java.util.function.UnaryOperator<String> advertise,
+      java.util.function.UnaryOperator<String> advertisePeer,
+      List<String> flags) {
     EtcdCluster cluster = new EtcdCluster(version);
+    cluster.extraFlags = List.copyOf(flags);
     try {
       for (int i = 0; i < size; i++) {
-        EtcdMember m = new EtcdMember(cluster.binary, "m" + i, cluster.baseDir);
+        EtcdMember m = cluster.newMember("m" + i);
         m.advertiseClientUrl(advertise.apply(m.clientUrl()));
         m.advertisePeerUrl(advertisePeer.apply(m.listenPeerUrl()));
         cluster.members.add(m);
@@ -133,7 +154,7 @@ public final class EtcdCluster implements AutoCloseable {
    * "unhealthy cluster" until every member has been connected for a few seconds, so this retries.
    */
   public EtcdMember addMember(boolean learner) {
-    EtcdMember m = new EtcdMember(binary, "m" + members.size(), baseDir);
+    EtcdMember m = newMember("m" + members.size());
     Poll.until(
         "etcd to accept adding " + m.name(),
         Duration.ofSeconds(30),
@@ -143,6 +164,27 @@ public final class EtcdCluster implements AutoCloseable {
         });
     members.add(m);
     return m;
+  }
+
+  private EtcdMember newMember(String name) {
+    EtcdMember m = new EtcdMember(binary, name, baseDir);
+    m.extraFlags(extraFlags);
+    return m;
+  }
+
+  /**
+   * A member that is not in the cluster yet (nobody added it): for tests that add it themselves,
+   * e.g. through etcdctl with credentials. Closed with the cluster.
+   */
+  public EtcdMember newUnaddedMember() {
+    EtcdMember m = newMember("m" + members.size());
+    members.add(m);
+    return m;
+  }
+
+  /** Starts a member with this initial cluster ({@code name=peerURL,...}) as a joining member. */
+  public void startJoined(EtcdMember m, String initialCluster) {
+    m.start(initialCluster, "existing", token);
   }
 
   /** Starts a member added with {@link #addMember}, joining the existing cluster. */

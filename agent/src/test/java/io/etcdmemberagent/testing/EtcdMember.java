@@ -18,6 +18,7 @@ public final class EtcdMember {
   private String advertisedPeerUrl;
   private Process process;
   private List<String> lastArgs = List.of();
+  private List<String> extraFlags = List.of();
 
   EtcdMember(Path binary, String name, Path baseDir) {
     this.binary = binary;
@@ -28,6 +29,11 @@ public final class EtcdMember {
     this.logFile = baseDir.resolve(name + ".log");
     this.advertisedClientUrl = clientUrl();
     this.advertisedPeerUrl = listenPeerUrl();
+  }
+
+  /** Flags added to etcd's command line (e.g. {@code --max-learners=2}), set before it starts. */
+  void extraFlags(List<String> flags) {
+    extraFlags = List.copyOf(flags);
   }
 
   /** What the member tells others its client URL is (its own by default), set before it starts. */
@@ -99,6 +105,7 @@ public final class EtcdMember {
             "1000",
             "--logger",
             "zap"));
+    args.addAll(extraFlags);
     lastArgs = args;
     launch();
   }
@@ -120,6 +127,20 @@ public final class EtcdMember {
     if (running()) {
       throw new IllegalStateException(name + " is still running");
     }
+    launch();
+  }
+
+  /**
+   * Starts the process again on its data dir with another etcd binary and the same arguments: an
+   * in-place upgrade (or downgrade) of this member.
+   */
+  public void restartAs(Path otherBinary) {
+    if (running()) {
+      throw new IllegalStateException(name + " is still running");
+    }
+    List<String> args = new ArrayList<>(lastArgs);
+    args.set(0, otherBinary.toString());
+    lastArgs = args;
     launch();
   }
 

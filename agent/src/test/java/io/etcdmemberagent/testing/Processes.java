@@ -24,6 +24,41 @@ public final class Processes {
     }
   }
 
+  /**
+   * Runs a short command to its end (at most 30 s) and returns what it printed, standard output and
+   * error together; fails when it exits non-zero.
+   */
+  public static String output(String... command) {
+    Result r = run(command);
+    if (r.exitCode() != 0) {
+      throw new IllegalStateException(
+          String.join(" ", command) + " exited " + r.exitCode() + ": " + r.output());
+    }
+    return r.output();
+  }
+
+  /** What a finished command printed (standard output and error) and its exit status. */
+  public record Result(int exitCode, String output) {}
+
+  /** Runs a short command to its end (at most 30 s), whatever its exit status. */
+  public static Result run(String... command) {
+    try {
+      Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+      p.getOutputStream().close();
+      byte[] out = p.getInputStream().readAllBytes();
+      if (!p.waitFor(30, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+        throw new IllegalStateException(String.join(" ", command) + " did not end within 30 s");
+      }
+      return new Result(p.exitValue(), new String(out, java.nio.charset.StandardCharsets.UTF_8));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
   /** SIGCONT (a stopped process cannot die), SIGKILL, and wait until it is gone. */
   public static void kill(Process process) {
     if (process == null) {
