@@ -5,12 +5,12 @@
 # own agent watches it: not started -> learner catching up -> caught up -> promoted -> ready,
 # kept out of traffic by /readyz until it is a voter.
 #
-#   test-e2e/demo.sh            (ETCD_VERSION=3.4 for etcd 3.4; DEMO_KEYS=n for more data)
+#   test-e2e/demo.sh            (etcd 3.6; ETCD_VERSION=3.7|3.5|3.4 chooses another; DEMO_KEYS=n for more data)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
-version="${ETCD_VERSION:-3.5}"
+version="${ETCD_VERSION:-3.6}"
 keys="${DEMO_KEYS:-40}"
 work=$(mktemp -d "${TMPDIR:-/tmp}/etcd-member-agent-demo.XXXXXX")
 pids=()

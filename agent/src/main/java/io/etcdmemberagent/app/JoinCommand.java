@@ -11,6 +11,7 @@ import io.etcdmemberagent.core.InitialCluster;
 import io.etcdmemberagent.core.JoinDecider;
 import io.etcdmemberagent.core.JoinFacts;
 import io.etcdmemberagent.core.JoinPlan;
+import io.etcdmemberagent.core.MemberInfo;
 import io.etcdmemberagent.core.Membership;
 import io.etcdmemberagent.etcd.ClientTls;
 import io.etcdmemberagent.etcd.GrpcEtcdGateway;
@@ -24,6 +25,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -174,6 +176,11 @@ public final class JoinCommand {
     for (String endpoint : endpoints) {
       AddAnswer answer = etcd.addLearner(endpoint, config.peerUrls());
       if (answer instanceof AddAnswer.Added added) {
+        Optional<MemberInfo> other =
+            JoinDecider.addedConcurrentlyWith(added.members(), added.member().id());
+        if (other.isPresent()) {
+          return takeBack(added.member(), other.get(), endpoint);
+        }
         writeEnv(
             InitialCluster.forJoin(added.members(), config.name(), config.peerUrls()), "existing");
         EventLog.info(
@@ -205,6 +212,34 @@ public final class JoinCommand {
       errors.add(endpoint + ": " + error.code() + ": " + message);
     }
     return "MemberAdd failed: " + String.join("; ", errors);
+  }
+
+  /**
+   * Removes this member's own entry again, right after adding it, because another join added its
+   * member just before and that member has not started: its initial cluster lacks this one.
+   */
+  private String takeBack(MemberInfo self, MemberInfo other, String endpoint) {
+    ChangeAnswer answer = etcd.removeMember(endpoint, self.id());
+    String outcome =
+        answer instanceof ChangeAnswer.Accepted
+            ? "took its own entry " + Long.toHexString(self.id()) + " back"
+            : "could not take its own entry back ("
+                + ((ChangeAnswer.Error) answer).message()
+                + "); it is reused next round";
+    EventLog.warn(
+        "join-raced",
+        "memberId",
+        Long.toHexString(self.id()),
+        "other",
+        Long.toHexString(other.id()),
+        "detail",
+        outcome);
+    return "added at the same time as member "
+        + Long.toHexString(other.id())
+        + ", which has not started: "
+        + outcome
+        + "; "
+        + JoinDecider.WHY_ONE_PENDING;
   }
 
   /** Removes this member's own lost entry; the next round adds it again as a learner. */

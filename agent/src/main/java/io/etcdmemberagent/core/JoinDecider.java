@@ -11,6 +11,25 @@ public final class JoinDecider {
 
   private JoinDecider() {}
 
+  /**
+   * etcd checks at a joining member's first start that its initial cluster lists exactly the
+   * cluster's members ("member count is unequal" otherwise); a member added while another one has
+   * not started yet would make that other member's initial cluster wrong. So members are added one
+   * at a time: the next once the last has started (it may still be a learner catching up).
+   */
+  public static final String WHY_ONE_PENDING =
+      "a new member is added only once every added member has started, so that member's initial"
+          + " cluster stays exact (etcd refuses to start on one that lacks a member)";
+
+  /**
+   * After this member was added: another member in etcd's answer that has not started either was
+   * added concurrently, just before. That member's initial cluster lacks this one, so this one must
+   * take its own entry back and wait ({@link #WHY_ONE_PENDING}).
+   */
+  public static Optional<MemberInfo> addedConcurrentlyWith(Membership.Known afterAdd, long selfId) {
+    return afterAdd.members().stream().filter(m -> m.id() != selfId && !m.started()).findFirst();
+  }
+
   public static JoinPlan decide(JoinFacts facts) {
     if (facts.dataDirHasMember()) {
       return new JoinPlan.RestartFromData();
@@ -24,6 +43,16 @@ public final class JoinDecider {
     }
     Optional<MemberInfo> self = known.byPeerUrls(facts.peerUrls());
     if (self.isEmpty()) {
+      Optional<MemberInfo> pending = known.members().stream().filter(m -> !m.started()).findFirst();
+      if (pending.isPresent()) {
+        return new JoinPlan.Wait(
+            "member "
+                + Long.toHexString(pending.get().id())
+                + " (peer URLs "
+                + pending.get().peerUrls()
+                + ") was added but has not started yet; "
+                + WHY_ONE_PENDING);
+      }
       return new JoinPlan.AddLearner();
     }
     if (!self.get().started()) {

@@ -23,9 +23,16 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /** A real NOSPACE alarm and a real corrupt backend file under etcd 3.5. */
+@ParameterizedClass(name = "etcd {0}")
+@MethodSource("io.etcdmemberagent.testing.EtcdBinaries#versions")
 class AlarmsAndDataIT {
+
+  @Parameter String version;
 
   @TempDir Path dir;
 
@@ -34,6 +41,7 @@ class AlarmsAndDataIT {
     String endpoint = "http://127.0.0.1:" + FreePorts.next();
     Process etcd =
         SingleEtcd.start(
+            version,
             "full0",
             dir.resolve("full0.etcd"),
             endpoint,
@@ -104,7 +112,7 @@ class AlarmsAndDataIT {
     String endpoint = "http://127.0.0.1:" + FreePorts.next();
     Path data = dir.resolve("c0.etcd");
     String[] args = {"c0", data.toString(), endpoint};
-    Process first = SingleEtcd.start(args[0], data, endpoint, dir.resolve("c0-first.log"));
+    Process first = SingleEtcd.start(version, args[0], data, endpoint, dir.resolve("c0-first.log"));
     try (EtcdTestClient client = new EtcdTestClient()) {
       Poll.until("etcd serves", Duration.ofSeconds(30), () -> puts(client, endpoint));
     } finally {
@@ -131,6 +139,7 @@ class AlarmsAndDataIT {
               while (looping.get()) {
                 Process p =
                     SingleEtcd.start(
+                        version,
                         args[0],
                         data,
                         endpoint,

@@ -12,14 +12,18 @@ import io.etcdmemberagent.testing.TestPki;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.AfterParameterizedClassInvocation;
+import org.junit.jupiter.params.BeforeParameterizedClassInvocation;
+import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /** The agent over client mTLS to a real etcd 3.5 started with --client-cert-auth. */
+@ParameterizedClass(name = "etcd {0}")
+@MethodSource("io.etcdmemberagent.testing.EtcdBinaries#versions")
 class ClientTlsIT {
 
   @TempDir static Path dir;
@@ -27,13 +31,14 @@ class ClientTlsIT {
   static Process etcd;
   static String endpoint;
 
-  @BeforeAll
-  static void startEtcdWithClientCertAuth() throws IOException {
+  @BeforeParameterizedClassInvocation
+  static void startEtcdWithClientCertAuth(String version) throws IOException {
     certs = new TestCertificates(dir);
     Path[] server = certs.issue("server", KeyFormat.SEC1_EC);
     endpoint = "https://127.0.0.1:" + FreePorts.next();
     etcd =
         SingleEtcd.start(
+            version,
             "tls0",
             dir.resolve("tls0.etcd"),
             endpoint,
@@ -47,7 +52,7 @@ class ClientTlsIT {
             certs.ca().toString());
   }
 
-  @AfterAll
+  @AfterParameterizedClassInvocation
   static void stop() {
     Processes.kill(etcd);
   }

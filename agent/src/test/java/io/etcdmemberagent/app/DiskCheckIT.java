@@ -17,9 +17,16 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /** The disk check on a real full disk: a small tmpfs (mounted as root) under a real etcd 3.5. */
+@ParameterizedClass(name = "etcd {0}")
+@MethodSource("io.etcdmemberagent.testing.EtcdBinaries#versions")
 class DiskCheckIT {
+
+  @Parameter String version;
 
   @TempDir Path dir;
 
@@ -65,7 +72,7 @@ class DiskCheckIT {
     try {
       String endpoint = "http://127.0.0.1:" + FreePorts.next();
       Path data = mount.resolve("data");
-      etcd = SingleEtcd.start("disk0", data, endpoint, dir.resolve("etcd.log"));
+      etcd = SingleEtcd.start(version, "disk0", data, endpoint, dir.resolve("etcd.log"));
       try (InProcessAgent agent =
           InProcessAgent.start(
               "--etcd-endpoint=" + endpoint,
@@ -117,7 +124,7 @@ class DiskCheckIT {
     try {
       String endpoint = "http://127.0.0.1:" + FreePorts.next();
       Path data = mount.resolve("data");
-      etcd = SingleEtcd.start("inodes0", data, endpoint, dir.resolve("etcd-inodes.log"));
+      etcd = SingleEtcd.start(version, "inodes0", data, endpoint, dir.resolve("etcd-inodes.log"));
       try (InProcessAgent agent =
           InProcessAgent.start(
               "--etcd-endpoint=" + endpoint,

@@ -6,7 +6,6 @@ import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import io.etcdmemberagent.kube.FakeKubeApi;
-import io.etcdmemberagent.testing.EtcdBinaries;
 import io.etcdmemberagent.testing.EtcdCluster;
 import io.etcdmemberagent.testing.EtcdMember;
 import io.etcdmemberagent.testing.Poll;
@@ -14,24 +13,24 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /** The agent (real etcd) publishing Pod conditions and events to the Kubernetes API stand-in. */
+@ParameterizedClass(name = "etcd {0}")
+@MethodSource("io.etcdmemberagent.testing.EtcdBinaries#versions")
 class KubeConditionsIT {
+
+  @Parameter String version;
 
   static final String NS = "etcd";
   static final String PREFIX = "etcd-member-agent.io/";
   final FakeKubeApi api = new FakeKubeApi();
   @TempDir Path dir;
-
-  static Stream<String> versions() {
-    return EtcdBinaries.versions().stream();
-  }
 
   @AfterEach
   void close() {
@@ -77,9 +76,8 @@ class KubeConditionsIT {
     return api.requests().stream().filter(r -> r.method().equals("PATCH")).count();
   }
 
-  @ParameterizedTest(name = "etcd {0}")
-  @MethodSource("versions")
-  void aLearnerJoiningAndPromotedGivesTheExactConditionSequence(String version) {
+  @Test
+  void aLearnerJoiningAndPromotedGivesTheExactConditionSequence() {
     api.createPod(NS, "etcd-3");
     try (EtcdCluster cluster = EtcdCluster.start(version, 3)) {
       EtcdMember learner = cluster.addMember(true);
@@ -176,7 +174,7 @@ class KubeConditionsIT {
   @Test
   void apiFaultsLoseNothingAndRetryAfterIsHonoured() {
     api.createPod(NS, "etcd-0");
-    try (EtcdCluster cluster = EtcdCluster.start("3.5", 3);
+    try (EtcdCluster cluster = EtcdCluster.start(version, 3);
         InProcessAgent agent = agent(cluster.member(0), "etcd-0")) {
       Poll.until("ready True on the Pod", Duration.ofSeconds(30), () -> readyIs("etcd-0", "True"));
 
@@ -259,7 +257,7 @@ class KubeConditionsIT {
   @Test
   void aReplacedPodAndRemovedConditionsAreWrittenAgain() {
     api.createPod(NS, "etcd-1");
-    try (EtcdCluster cluster = EtcdCluster.start("3.5", 3);
+    try (EtcdCluster cluster = EtcdCluster.start(version, 3);
         InProcessAgent agent = agent(cluster.member(1), "etcd-1", "--resync-interval=2s")) {
       Poll.until("ready True on the Pod", Duration.ofSeconds(30), () -> readyIs("etcd-1", "True"));
 

@@ -22,7 +22,7 @@ class ObserveMemberIT {
   private static final Duration SLACK = Duration.ofSeconds(1);
 
   static Stream<String> versions() {
-    return EtcdBinaries.versions().stream();
+    return EtcdBinaries.withOldest().stream();
   }
 
   private static InProcessAgent agentFor(EtcdMember member, String... extra) {

@@ -19,6 +19,8 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -28,7 +30,11 @@ import org.junit.jupiter.params.provider.MethodSource;
  * valid, expired, for another host, from another CA, near its end, a plain http peer URL, and an
  * advertised peer port nobody listens on (then {@code --peer-cert} is judged instead).
  */
+@ParameterizedClass(name = "etcd {0}")
+@MethodSource("io.etcdmemberagent.testing.EtcdBinaries#versions")
 class PeerTlsIT {
+
+  @Parameter String version;
 
   @TempDir static Path dir;
   static TestPki pki;
@@ -159,7 +165,7 @@ class PeerTlsIT {
     }
   }
 
-  private static Process start(String name, String listen, String advertise, TestPki.Issued cert) {
+  private Process start(String name, String listen, String advertise, TestPki.Issued cert) {
     String client = "http://127.0.0.1:" + FreePorts.next();
     List<String> extra = new ArrayList<>();
     if (cert != null) {
@@ -173,6 +179,7 @@ class PeerTlsIT {
     String safe = name.replace(' ', '-');
     Process p =
         SingleEtcd.start(
+            version,
             safe,
             dir.resolve(safe + ".etcd"),
             client,

@@ -2,6 +2,7 @@ package io.etcdmemberagent.bench;
 
 import io.etcdmemberagent.kube.FakeKubeApi;
 import io.etcdmemberagent.testing.AgentProcess;
+import io.etcdmemberagent.testing.EtcdBinaries;
 import io.etcdmemberagent.testing.EtcdCluster;
 import io.etcdmemberagent.testing.EtcdMember;
 import io.etcdmemberagent.testing.FreePorts;
@@ -40,7 +41,7 @@ final class DetectionBench {
     List<Double> stopWrapper = new ArrayList<>();
     List<Double> leaderWrapper = new ArrayList<>();
     for (int run = 0; run < settings.runs(); run++) {
-      try (EtcdCluster cluster = EtcdCluster.start("3.5", 3);
+      try (EtcdCluster cluster = EtcdCluster.start(EtcdBinaries.primary(), 3);
           FakeKubeApi api = new FakeKubeApi()) {
         api.createPod("etcd", "etcd-0");
         EtcdMember local = cluster.member(0);

@@ -1,6 +1,7 @@
 package io.etcdmemberagent.bench;
 
 import io.etcdmemberagent.testing.AgentProcess;
+import io.etcdmemberagent.testing.EtcdBinaries;
 import io.etcdmemberagent.testing.FreePorts;
 import io.etcdmemberagent.testing.Http;
 import io.etcdmemberagent.testing.Processes;
@@ -127,7 +128,9 @@ public final class FootprintBench {
   void run(Report report) throws Exception {
     String endpoint = "http://127.0.0.1:" + FreePorts.next();
     Path data = workDir.resolve("footprint.etcd");
-    Process etcd = SingleEtcd.start("fp", data, endpoint, workDir.resolve("footprint-etcd.log"));
+    Process etcd =
+        SingleEtcd.start(
+            EtcdBinaries.primary(), "fp", data, endpoint, workDir.resolve("footprint-etcd.log"));
     try {
       List<Variant> variants = variants();
       report.section(

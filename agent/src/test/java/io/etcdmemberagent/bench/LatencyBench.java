@@ -1,6 +1,7 @@
 package io.etcdmemberagent.bench;
 
 import io.etcdmemberagent.testing.AgentProcess;
+import io.etcdmemberagent.testing.EtcdBinaries;
 import io.etcdmemberagent.testing.FreePorts;
 import io.etcdmemberagent.testing.Http;
 import io.etcdmemberagent.testing.Processes;
@@ -30,7 +31,11 @@ final class LatencyBench {
     String endpoint = "http://127.0.0.1:" + FreePorts.next();
     Process etcd =
         SingleEtcd.start(
-            "lat", workDir.resolve("lat.etcd"), endpoint, workDir.resolve("lat-etcd.log"));
+            EtcdBinaries.primary(),
+            "lat",
+            workDir.resolve("lat.etcd"),
+            endpoint,
+            workDir.resolve("lat-etcd.log"));
     int port = FreePorts.next();
     List<String> jvm = new ArrayList<>(List.of(javaBin(), "-XX:MaxRAM=256m"));
     jvm.addAll(FootprintBench.TUNED);

@@ -41,7 +41,7 @@ final class LoadBench {
             + " steady window of "
             + settings.apiWindow().toSeconds()
             + " s (resync 5m default), scaled to an hour.");
-    try (EtcdCluster cluster = EtcdCluster.start("3.5", 3);
+    try (EtcdCluster cluster = EtcdCluster.start(EtcdBinaries.primary(), 3);
         FakeKubeApi api = new FakeKubeApi()) {
       EtcdMember leader = cluster.leader().orElseThrow();
       EtcdMember follower =
@@ -97,7 +97,7 @@ final class LoadBench {
 
   private String learner(EtcdCluster cluster) throws Exception {
     Path dir = Files.createTempDirectory(workDir, "learner");
-    try (Pod learner = new Pod("learner", EtcdBinaries.etcd("3.5"), dir)) {
+    try (Pod learner = new Pod("learner", EtcdBinaries.etcd(EtcdBinaries.primary()), dir)) {
       List<String> voters = Arrays.asList(cluster.clientUrls().split(","));
       if (learner.join(voters) != 0) {
         throw new IllegalStateException(learner.lastJoinOutput);

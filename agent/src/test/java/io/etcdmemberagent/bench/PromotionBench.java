@@ -103,8 +103,8 @@ final class PromotionBench {
 
   private double promotionDelay(Policy policy) throws Exception {
     Path dir = Files.createTempDirectory(workDir, "promote");
-    try (EtcdCluster cluster = EtcdCluster.start("3.5", 3);
-        Pod learner = new Pod("learner", EtcdBinaries.etcd("3.5"), dir)) {
+    try (EtcdCluster cluster = EtcdCluster.start(EtcdBinaries.primary(), 3);
+        Pod learner = new Pod("learner", EtcdBinaries.etcd(EtcdBinaries.primary()), dir)) {
       load(cluster, settings.learnerMegabytes());
       List<String> voters = Arrays.asList(cluster.clientUrls().split(","));
       if (learner.join(voters) != 0) {
@@ -145,8 +145,8 @@ final class PromotionBench {
 
   private boolean frozenLearnerPromoted(Policy policy) throws Exception {
     Path dir = Files.createTempDirectory(workDir, "frozen");
-    try (EtcdCluster cluster = EtcdCluster.start("3.5", 3);
-        Pod learner = new Pod("learner", EtcdBinaries.etcd("3.5"), dir)) {
+    try (EtcdCluster cluster = EtcdCluster.start(EtcdBinaries.primary(), 3);
+        Pod learner = new Pod("learner", EtcdBinaries.etcd(EtcdBinaries.primary()), dir)) {
       load(cluster, 3);
       String leader = cluster.leader().orElseThrow().clientUrl();
       for (int i = 0; i < 200; i++) {

@@ -1,6 +1,7 @@
 package io.etcdmemberagent.bench;
 
 import io.etcdmemberagent.testing.AgentProcess;
+import io.etcdmemberagent.testing.EtcdBinaries;
 import io.etcdmemberagent.testing.EtcdCluster;
 import io.etcdmemberagent.testing.EtcdMember;
 import io.etcdmemberagent.testing.FreePorts;
@@ -43,7 +44,7 @@ final class ScaleBench {
   }
 
   private static void measure(int size, Duration window, Report report) throws Exception {
-    try (EtcdCluster cluster = EtcdCluster.start("3.5", size)) {
+    try (EtcdCluster cluster = EtcdCluster.start(EtcdBinaries.primary(), size)) {
       List<AgentProcess> agents = new ArrayList<>();
       try {
         for (EtcdMember member : cluster.members()) {

@@ -49,6 +49,29 @@ class JoinDeciderTest {
   }
 
   @Test
+  void nothingIsAddedWhileAnotherAddedMemberHasNotStarted() {
+    MemberInfo other = new MemberInfo(4, "", List.of("http://etcd-3.etcd:2380"), List.of(), true);
+    JoinPlan plan = JoinDecider.decide(facts(false, with(other), false, Duration.ZERO, false));
+    assertThat(plan).isInstanceOf(JoinPlan.Wait.class);
+    assertThat(((JoinPlan.Wait) plan).reason()).contains("member 4", "has not started yet");
+    MemberInfo started = new MemberInfo(4, "etcd-3", other.peerUrls(), List.of("c3"), true);
+    assertThat(JoinDecider.decide(facts(false, with(started), false, Duration.ZERO, false)))
+        .as("a started learner does not hold the next member back")
+        .isEqualTo(new JoinPlan.AddLearner());
+  }
+
+  @Test
+  void aConcurrentlyAddedUnstartedMemberIsFoundInTheAddAnswer() {
+    MemberInfo self = new MemberInfo(3, "", PEERS, List.of(), true);
+    MemberInfo other = new MemberInfo(4, "", List.of("http://etcd-3.etcd:2380"), List.of(), true);
+    Membership.Known both =
+        new Membership.Known(
+            List.of(TWO.members().get(0), TWO.members().get(1), other, self), "c0");
+    assertThat(JoinDecider.addedConcurrentlyWith(both, 3)).contains(other);
+    assertThat(JoinDecider.addedConcurrentlyWith(with(self), 3)).isEmpty();
+  }
+
+  @Test
   void aStartedMemberWithAnEmptyDataDirLostItsVolume() {
     MemberInfo self = new MemberInfo(3, "etcd-2", PEERS, List.of("c2"), false);
     JoinPlan plan = JoinDecider.decide(facts(false, with(self), false, Duration.ZERO, false));

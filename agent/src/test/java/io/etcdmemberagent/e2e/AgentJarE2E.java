@@ -23,7 +23,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 class AgentJarE2E {
 
   static Stream<String> versions() {
-    return EtcdBinaries.versions().stream();
+    return EtcdBinaries.withOldest().stream();
   }
 
   /** The image's class-data-sharing training run: no etcd answers, the agent stops by itself. */

@@ -2,17 +2,23 @@ package io.etcdmemberagent.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.etcdmemberagent.testing.EtcdBinaries;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
-/** {@code test-e2e/demo.sh} runs to its end and tells the story it promises (etcd 3.5). */
+/**
+ * {@code test-e2e/demo.sh} runs to its end and tells the story it promises, on the etcd versions of
+ * the learner lifecycle (3.6, its default; 3.5; 3.7).
+ */
 class DemoScriptE2E {
 
-  @Test
-  void theDemoRunsToItsEnd() throws Exception {
+  @ParameterizedTest(name = "etcd {0}")
+  @MethodSource("io.etcdmemberagent.testing.EtcdBinaries#withNewest")
+  void theDemoRunsToItsEnd(String version) throws Exception {
     Path script = Path.of("..", "test-e2e", "demo.sh").toAbsolutePath().normalize();
     Path out = Files.createTempFile("demo", ".out");
     try {
@@ -20,7 +26,7 @@ class DemoScriptE2E {
           new ProcessBuilder("bash", script.toString())
               .redirectErrorStream(true)
               .redirectOutput(out.toFile());
-      pb.environment().put("ETCD_VERSION", "3.5");
+      pb.environment().put("ETCD_VERSION", version);
       Process demo = pb.start();
       boolean finished = demo.waitFor(4, TimeUnit.MINUTES);
       if (!finished) {
@@ -41,7 +47,8 @@ class DemoScriptE2E {
           .contains("m3 was promoted by its own agent")
           .contains("\"result\":\"promoted\"")
           .contains("etcd_member_agent_is_voter 1.0")
-          .contains("demo finished");
+          .contains("demo finished")
+          .contains("etcd Version: " + EtcdBinaries.patchVersion(version));
     } finally {
       Files.deleteIfExists(out);
     }

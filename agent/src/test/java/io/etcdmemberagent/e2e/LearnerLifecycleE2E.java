@@ -29,7 +29,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 class LearnerLifecycleE2E {
 
   static Stream<String> versions() {
-    return EtcdBinaries.versions().stream();
+    return EtcdBinaries.withNewest().stream();
   }
 
   private final List<Pod> pods = new ArrayList<>();

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.etcd.jetcd.api.Member;
 import io.etcdmemberagent.testing.AgentLog;
+import io.etcdmemberagent.testing.AgentProcess;
 import io.etcdmemberagent.testing.EtcdBinaries;
 import io.etcdmemberagent.testing.EtcdCluster;
 import io.etcdmemberagent.testing.EtcdMember;
@@ -17,6 +18,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
@@ -31,7 +33,12 @@ import org.junit.jupiter.params.provider.MethodSource;
 class PromotionE2E {
 
   static Stream<String> versions() {
-    return EtcdBinaries.versions().stream();
+    return EtcdBinaries.withNewest().stream();
+  }
+
+  /** The versions with {@code --max-learners} (3.6+). */
+  static Stream<String> severalLearnerVersions() {
+    return EtcdBinaries.withNewest().stream().filter(v -> !v.equals("3.5") && !v.equals("3.4"));
   }
 
   private EtcdCluster cluster;
@@ -197,5 +204,105 @@ class PromotionE2E {
               .anyMatch(m -> m.getPeerURLsList().contains(learner.peerUrl()) && !m.getIsLearner());
         });
     assertThat(Http.get(learner.httpPort(), "/status").body()).contains("\"result\":\"promoted\"");
+  }
+
+  /**
+   * etcd 3.6+ with {@code --max-learners=2}: two pods join at once and are both learners at the
+   * same time; each agent promotes only its own member, by our rule: the healthy one is promoted,
+   * the frozen one beside it never is, although etcd's 90% check accepts it.
+   */
+  @ParameterizedTest(name = "etcd {0}")
+  @MethodSource("severalLearnerVersions")
+  void twoLearnersAtOnceEachPromotedByItsOwnAgentAndAFrozenOneNever(String version)
+      throws Exception {
+    cluster = EtcdCluster.startWithFlags(version, 3, List.of("--max-learners=2"));
+    String leader = cluster.leader().orElseThrow().clientUrl();
+    for (int i = 0; i < 300; i++) {
+      cluster.client().put(leader, String.format("small/%05d", i), new byte[64]);
+    }
+    podDir = Files.createTempDirectory("learner-pods-");
+    learner = new Pod("etcd-healthy", EtcdBinaries.etcd(version), podDir);
+    try (Pod frozen = new Pod("etcd-frozen", EtcdBinaries.etcd(version), podDir)) {
+      // Both pods start at once, as with podManagementPolicy Parallel; each etcd starts as soon as
+      // its own join has written the env file (the second join waits for the first to start).
+      Map<Pod, AgentProcess> joins =
+          new java.util.LinkedHashMap<>(
+              Map.of(learner, learner.startJoin(voters()), frozen, frozen.startJoin(voters())));
+      Poll.until(
+          "both joins done, each etcd started after its own",
+          Duration.ofSeconds(120),
+          () -> {
+            for (var it = joins.entrySet().iterator(); it.hasNext(); ) {
+              var join = it.next();
+              if (!join.getValue().process().isAlive()) {
+                assertThat(join.getValue().waitFor(5)).as(join.getValue().output()).isZero();
+                join.getValue().close();
+                join.getKey().startEtcd("--max-learners=2");
+                it.remove();
+              }
+            }
+            return joins.isEmpty();
+          });
+      Poll.until(
+          "two learners in the cluster at once",
+          Duration.ofSeconds(60),
+          () ->
+              cluster.client().members(leader).stream().filter(Member::getIsLearner).count() == 2);
+      for (Pod pod : List.of(learner, frozen)) {
+        try {
+          Poll.until(
+              pod.name() + " caught up (serving Status)",
+              Duration.ofSeconds(60),
+              () -> cluster.client().status(pod.clientUrl()).getIsLearner());
+        } catch (AssertionError e) {
+          throw new AssertionError(e.getMessage() + "; etcd log: " + pod.etcdLogTail(), e);
+        }
+      }
+      frozen.signalEtcd("STOP");
+      for (int i = 0; i < 3; i++) {
+        cluster.client().put(leader, "after-stop/" + i, new byte[16]);
+      }
+      frozen.startAgent(voters(), "--max-lag-entries=1000");
+      learner.startAgent(voters(), "--max-lag-entries=1000");
+
+      Poll.until(
+          "the healthy learner promoted by its own agent and ready",
+          Duration.ofSeconds(60),
+          () -> Http.statusOrMinusOne(learner.httpPort(), "/readyz") == 200);
+      Poll.until(
+          "ten polls of the frozen learner's agent",
+          Duration.ofSeconds(30),
+          () ->
+              Http.get(frozen.httpPort(), "/status")
+                  .body()
+                  .matches("(?s).*\"sequence\":([1-9]\\d+).*"));
+      String frozenStatus = Http.get(frozen.httpPort(), "/status").body();
+      assertThat(frozenStatus).doesNotContain("\"result\":\"promoted\"");
+      assertThat(Http.statusOrMinusOne(frozen.httpPort(), "/readyz")).isEqualTo(503);
+      Member frozenEntry = entryOf(frozen.peerUrl());
+      assertThat(frozenEntry.getIsLearner()).as("the frozen learner is still a learner").isTrue();
+      assertThat(entryOf(learner.peerUrl()).getIsLearner()).isFalse();
+      List<String> promotes =
+          AgentLog.of(learner.agent().output()).lines().stream()
+              .filter(l -> l.contains("\"event\":\"promoted\""))
+              .toList();
+      assertThat(promotes)
+          .as("the healthy learner's agent promoted only its own member")
+          .hasSize(1)
+          .allMatch(l -> l.contains(Long.toHexString(entryOf(learner.peerUrl()).getID())));
+
+      // etcd's own check would have let the frozen learner through.
+      cluster.client().promote(cluster.leader().orElseThrow().clientUrl(), frozenEntry.getID());
+      assertThat(entryOf(frozen.peerUrl()).getIsLearner()).isFalse();
+      frozen.signalEtcd("CONT");
+    }
+  }
+
+  private Member entryOf(String peerUrl) {
+    String voter = cluster.leader().orElseThrow().clientUrl();
+    return cluster.client().members(voter).stream()
+        .filter(m -> m.getPeerURLsList().contains(peerUrl))
+        .findFirst()
+        .orElseThrow();
   }
 }

@@ -30,6 +30,9 @@ import java.util.Map;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The chart's StatefulSet played on one machine: each pod in its own network namespace with the
@@ -40,7 +43,11 @@ import org.junit.jupiter.api.io.TempDir;
  * each to be Ready (readiness probes and the readiness gate). Scales 1 → 3, rolls every pod, and
  * replaces a member whose volume is lost.
  */
+@ParameterizedClass(name = "etcd {0}")
+@MethodSource("io.etcdmemberagent.testing.EtcdBinaries#versions")
 class StatefulSetE2E {
+
+  @Parameter String version;
 
   static final String NS = "db";
   static final Path CHART = Path.of("..", "charts", "etcd-member-agent");
@@ -64,7 +71,7 @@ class StatefulSetE2E {
           new ServiceProxy(network.gatewayIp(), 2379, this::readyClientEndpoints)) {
         long started = System.nanoTime();
         for (int i = 0; i < 3; i++) {
-          ChartPod pod = new ChartPod("etcd-" + i, NS, network, dir, EtcdBinaries.etcd("3.5"));
+          ChartPod pod = new ChartPod("etcd-" + i, NS, network, dir, EtcdBinaries.etcd(version));
           network.addHost("etcd-" + i + ".etcd-peer." + NS + ".svc", pod.ip());
           pods.add(pod);
           startAndAwaitReady(pod);

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.etcd.jetcd.api.Member;
 import io.etcdmemberagent.kube.FakeKubeApi;
 import io.etcdmemberagent.testing.AgentLog;
-import io.etcdmemberagent.testing.EtcdBinaries;
 import io.etcdmemberagent.testing.EtcdCluster;
 import io.etcdmemberagent.testing.EtcdMember;
 import io.etcdmemberagent.testing.Http;
@@ -15,10 +14,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
@@ -29,11 +28,11 @@ import org.junit.jupiter.params.provider.MethodSource;
  * learner, promotion, API and bad-endpoint faults live in {@code LearnerFaultsE2E} and {@code
  * EndpointFaultsE2E}.
  */
+@ParameterizedClass(name = "etcd {0}")
+@MethodSource("io.etcdmemberagent.testing.EtcdBinaries#withNewest")
 class FaultInjectionE2E {
 
-  static Stream<String> versions() {
-    return EtcdBinaries.versions().stream();
-  }
+  @Parameter String version;
 
   private final Resources resources = new Resources();
 
@@ -83,9 +82,8 @@ class FaultInjectionE2E {
     Thread.sleep(d.toMillis()); // the length of a fault or a steady window, not a wait for state
   }
 
-  @ParameterizedTest(name = "etcd {0}")
-  @MethodSource("versions")
-  void localEtcdKilledHungPausedAndRestarted(String version) throws Exception {
+  @Test
+  void localEtcdKilledHungPausedAndRestarted() throws Exception {
     EtcdCluster cluster = keep(EtcdCluster.start(version, 3));
     EtcdMember local = cluster.member(0);
     long id = cluster.client().memberId(local.clientUrl());
@@ -132,7 +130,7 @@ class FaultInjectionE2E {
    */
   @Test
   void repeatedLongPausesFlapOnlyWithoutHysteresis() throws Exception {
-    EtcdCluster cluster = keep(EtcdCluster.start("3.5", 3));
+    EtcdCluster cluster = keep(EtcdCluster.start(version, 3));
     EtcdMember local = cluster.member(0);
     long id = cluster.client().memberId(local.clientUrl());
     String url = local.clientUrl();
@@ -175,7 +173,7 @@ class FaultInjectionE2E {
 
   @Test
   void agentCutOffFromItsMemberBySlowSilentAndRefusingLinks() throws Exception {
-    EtcdCluster cluster = keep(EtcdCluster.start("3.5", 3));
+    EtcdCluster cluster = keep(EtcdCluster.start(version, 3));
     EtcdMember local = cluster.member(0);
     long id = cluster.client().memberId(local.clientUrl());
     TcpProxy link = keep(TcpProxy.inFrontOf(local.clientUrl()));
@@ -209,7 +207,7 @@ class FaultInjectionE2E {
 
   @Test
   void leaderKilledThenQuorumLostAndRegained() throws Exception {
-    EtcdCluster cluster = keep(EtcdCluster.start("3.5", 3));
+    EtcdCluster cluster = keep(EtcdCluster.start(version, 3));
     EtcdMember leader = cluster.leader().orElseThrow();
     EtcdMember local =
         cluster.members().stream().filter(m -> m != leader).findFirst().orElseThrow();
@@ -246,7 +244,7 @@ class FaultInjectionE2E {
 
   @Test
   void apiServerDownFailingThrottlingSlowAndPodReplacedLosesNothing() throws Exception {
-    EtcdCluster cluster = keep(EtcdCluster.start("3.5", 3));
+    EtcdCluster cluster = keep(EtcdCluster.start(version, 3));
     EtcdMember local = cluster.member(0);
     long id = cluster.client().memberId(local.clientUrl());
     FaultRig rig = readyAgent(cluster, local, local.clientUrl(), local.clientUrl());

@@ -12,7 +12,10 @@ import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -20,7 +23,11 @@ import org.junit.jupiter.params.provider.ValueSource;
  * FaultRig}: a learner that is added but never started, a second learner added by someone else, a
  * member removed under the agent, and the agent killed in the middle of a catch-up.
  */
+@ParameterizedClass(name = "etcd {0}")
+@MethodSource("io.etcdmemberagent.testing.EtcdBinaries#withNewest")
 class LearnerFaultsE2E {
+
+  @Parameter String version;
 
   private final Resources resources = new Resources();
 
@@ -39,7 +46,7 @@ class LearnerFaultsE2E {
 
   @Test
   void aLearnerNeverStartedIsReportedAndNeverPromotedAndASecondLearnerIsNotOurs() throws Exception {
-    EtcdCluster cluster = keep(EtcdCluster.start("3.5", 3));
+    EtcdCluster cluster = keep(EtcdCluster.start(version, 3));
     Pod pod = Learners.joinedPod(resources, cluster, 0);
     long ownId = Learners.byPeerUrl(cluster, pod.peerUrl()).orElseThrow().getID();
     FaultRig rig = keep(new FaultRig(true));
@@ -98,7 +105,7 @@ class LearnerFaultsE2E {
 
   @Test
   void aMemberRemovedUnderTheAgentIsNeverReadyAgainAndTheAgentLives() throws Exception {
-    EtcdCluster cluster = keep(EtcdCluster.start("3.5", 3));
+    EtcdCluster cluster = keep(EtcdCluster.start(version, 3));
     EtcdMember leader = cluster.leader().orElseThrow();
     EtcdMember local =
         cluster.members().stream().filter(m -> m != leader).findFirst().orElseThrow();
@@ -137,7 +144,7 @@ class LearnerFaultsE2E {
   @ParameterizedTest(name = "SIG{0}")
   @ValueSource(strings = {"KILL", "TERM"})
   void theAgentStoppedDuringCatchUpRebuildsItsStateFromEtcd(String signal) throws Exception {
-    EtcdCluster cluster = keep(EtcdCluster.start("3.5", 3));
+    EtcdCluster cluster = keep(EtcdCluster.start(version, 3));
     Pod pod = Learners.joinedPod(resources, cluster, 8);
     long ownId = Learners.byPeerUrl(cluster, pod.peerUrl()).orElseThrow().getID();
     FaultRig rig = keep(new FaultRig(true));

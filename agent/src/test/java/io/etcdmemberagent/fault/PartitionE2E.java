@@ -18,6 +18,9 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * A network partition of the local member, for real: three etcd 3.5 members in their own network
@@ -25,7 +28,11 @@ import org.junit.jupiter.api.Test;
  * inside that namespace cut it from the other two both ways while the test (on the bridge) still
  * sees everything. The majority elects or keeps a leader; the cut-off member must not be ready.
  */
+@ParameterizedClass(name = "etcd {0}")
+@MethodSource("io.etcdmemberagent.testing.EtcdBinaries#withNewest")
 class PartitionE2E {
+
+  @Parameter String version;
 
   private final Resources resources = new Resources();
   private final EtcdTestClient client = resources.keep(new EtcdTestClient());
@@ -96,7 +103,7 @@ class PartitionE2E {
   private Process startEtcd(int i, String ip, String initial) {
     List<String> command =
         List.of(
-            EtcdBinaries.etcd("3.5").toString(),
+            EtcdBinaries.etcd(version).toString(),
             "--name",
             "p" + i,
             "--data-dir",

@@ -13,6 +13,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Faults on the local member's peer links only, in a real three-member etcd 3.5 cluster whose
@@ -21,7 +24,11 @@ import org.junit.jupiter.api.Test;
  * connections the local member dialed, and the proxy in front of the local member faults all of its
  * connections: the local member's raft traffic, both ways, and nothing else.
  */
+@ParameterizedClass(name = "etcd {0}")
+@MethodSource("io.etcdmemberagent.testing.EtcdBinaries#withNewest")
 class PeerLinkFaultsE2E {
+
+  @Parameter String version;
 
   private final Resources resources = new Resources();
   private final Map<String, TcpProxy> peerProxies = new ConcurrentHashMap<>();
@@ -41,7 +48,7 @@ class PeerLinkFaultsE2E {
     UnaryOperator<String> proxied =
         url -> peerProxies.computeIfAbsent(url, u -> resources.keep(TcpProxy.inFrontOf(u))).url();
     EtcdCluster cluster =
-        resources.keep(EtcdCluster.start("3.5", 3, UnaryOperator.identity(), proxied));
+        resources.keep(EtcdCluster.start(version, 3, UnaryOperator.identity(), proxied));
     EtcdMember leader = cluster.leader().orElseThrow();
     EtcdMember local =
         cluster.members().stream().filter(m -> m != leader).findFirst().orElseThrow();

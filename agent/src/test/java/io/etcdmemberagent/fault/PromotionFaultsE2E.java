@@ -14,6 +14,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Faults in the middle of a promote, with the real jar promoting its own learner in a real etcd 3.5
@@ -21,7 +24,11 @@ import org.junit.jupiter.api.Test;
  * (sent to the leader's advertised URL) passes a proxy that can lose its answer or kill the leader
  * while it is in flight; everything else the agent reads passes untouched.
  */
+@ParameterizedClass(name = "etcd {0}")
+@MethodSource("io.etcdmemberagent.testing.EtcdBinaries#withNewest")
 class PromotionFaultsE2E {
+
+  @Parameter String version;
 
   private static final String PROMOTE = "etcdserverpb.Cluster/MemberPromote";
 
@@ -37,7 +44,7 @@ class PromotionFaultsE2E {
   private EtcdCluster clusterBehindProxies() {
     return resources.keep(
         EtcdCluster.start(
-            "3.5",
+            version,
             3,
             url -> proxies.computeIfAbsent(url, u -> resources.keep(new GrpcFaultProxy(u))).url()));
   }

@@ -26,13 +26,20 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Certificates going bad under the real jar: this member's peer certificate reaching its end while
  * the agent runs, and the agent's client key becoming unreadable (the agent runs as a non-root UID,
  * as in the image) at start and while it runs.
  */
+@ParameterizedClass(name = "etcd {0}")
+@MethodSource("io.etcdmemberagent.testing.EtcdBinaries#withNewest")
 class TlsFaultsE2E {
+
+  @Parameter String version;
 
   private static final int NOBODY = 65534;
 
@@ -47,7 +54,14 @@ class TlsFaultsE2E {
   private Process etcd(Path dir, String clientUrls, String peer, String... extra) {
     Process p =
         SingleEtcd.start(
-            "tls", dir.resolve("tls.etcd"), clientUrls, peer, peer, dir.resolve("etcd.log"), extra);
+            version,
+            "tls",
+            dir.resolve("tls.etcd"),
+            clientUrls,
+            peer,
+            peer,
+            dir.resolve("etcd.log"),
+            extra);
     resources.keep(() -> Processes.kill(p));
     return p;
   }

@@ -114,21 +114,26 @@ public final class Pod implements AutoCloseable {
     return env;
   }
 
-  /** Starts etcd from the env file, as the etcd container does ({@code . env; exec etcd}). */
-  public void startEtcd() {
+  /**
+   * Starts etcd from the env file, as the etcd container does ({@code . env; exec etcd}), with
+   * {@code extraFlags} (the cluster's own settings, e.g. {@code --max-learners=2}).
+   */
+  public void startEtcd(String... extraFlags) {
     List<String> args =
-        List.of(
-            etcdBinary.toString(),
-            "--listen-client-urls",
-            clientUrl(),
-            "--listen-peer-urls",
-            peerUrl(),
-            "--heartbeat-interval",
-            "100",
-            "--election-timeout",
-            "1000",
-            "--logger",
-            "zap");
+        new ArrayList<>(
+            List.of(
+                etcdBinary.toString(),
+                "--listen-client-urls",
+                clientUrl(),
+                "--listen-peer-urls",
+                peerUrl(),
+                "--heartbeat-interval",
+                "100",
+                "--election-timeout",
+                "1000",
+                "--logger",
+                "zap"));
+    args.addAll(List.of(extraFlags));
     try {
       ProcessBuilder pb =
           new ProcessBuilder(args)
@@ -139,6 +144,16 @@ public final class Pod implements AutoCloseable {
       etcd = pb.start();
     } catch (IOException e) {
       throw new UncheckedIOException(e);
+    }
+  }
+
+  /** The last lines etcd printed, for failure messages. */
+  public String etcdLogTail() {
+    try {
+      List<String> lines = Files.readAllLines(dir.resolve("etcd.log"), StandardCharsets.UTF_8);
+      return String.join("\n", lines.subList(Math.max(0, lines.size() - 5), lines.size()));
+    } catch (IOException e) {
+      return "(no etcd log: " + e.getMessage() + ")";
     }
   }
 

@@ -6,15 +6,18 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
-/** A one-member etcd 3.5 with extra flags (TLS, a data dir on a special disk), for focused ITs. */
+/**
+ * A one-member etcd of a given minor version with extra flags (TLS, a data dir on a special disk),
+ * for focused ITs.
+ */
 public final class SingleEtcd {
   private SingleEtcd() {}
 
   /** Starts etcd serving {@code endpoint}; its output goes to {@code log}. */
   public static Process start(
-      String name, Path dataDir, String endpoint, Path log, String... extraArgs) {
+      String version, String name, Path dataDir, String endpoint, Path log, String... extraArgs) {
     String peer = "http://127.0.0.1:" + FreePorts.next();
-    return start(name, dataDir, endpoint, peer, peer, log, extraArgs);
+    return start(version, name, dataDir, endpoint, peer, peer, log, extraArgs);
   }
 
   /**
@@ -22,6 +25,7 @@ public final class SingleEtcd {
    * (they differ when a test wants an advertised peer port nobody listens on).
    */
   public static Process start(
+      String version,
       String name,
       Path dataDir,
       String endpoint,
@@ -33,7 +37,7 @@ public final class SingleEtcd {
     List<String> args =
         new ArrayList<>(
             List.of(
-                EtcdBinaries.etcd("3.5").toString(),
+                EtcdBinaries.etcd(version).toString(),
                 "--name",
                 name,
                 "--data-dir",
