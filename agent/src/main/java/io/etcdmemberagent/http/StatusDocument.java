@@ -205,12 +205,10 @@ final class StatusDocument {
     boolean reports36 = !s.storageVersion().isEmpty();
     m.put("storageVersion", reports36 ? s.storageVersion() : null);
     m.put("dbSizeQuota", s.dbSizeQuota() > 0 ? s.dbSizeQuota() : null);
-    m.put(
-        "downgrade",
-        reports36
-            ? Map.of(
-                "enabled", s.downgrade().enabled(), "targetVersion", s.downgrade().targetVersion())
-            : null);
+    Map<String, Object> downgrade = new LinkedHashMap<>();
+    downgrade.put("enabled", s.downgrade().enabled());
+    downgrade.put("targetVersion", s.downgrade().targetVersion());
+    m.put("downgrade", reports36 ? downgrade : null);
     return m;
   }
 

@@ -54,7 +54,14 @@ class AlarmsAndDataIT {
             InProcessAgent.start(
                 "--etcd-endpoint=" + endpoint,
                 "--poll-interval=300ms",
-                "--nospace-fails-readiness=true")) {
+                "--nospace-fails-readiness=true");
+        // no --quota-backend-bytes: from 3.6 the quota comes from etcd's own Status
+        InProcessAgent disk =
+            InProcessAgent.start(
+                "--etcd-endpoint=" + endpoint,
+                "--poll-interval=300ms",
+                "--data-dir=" + dir.resolve("full0.etcd"),
+                "--disk-gates-readiness=false")) {
       Poll.until("ready", Duration.ofSeconds(30), () -> strict.get("/readyz").status() == 200);
       int puts = fillUntilNoSpace(client, endpoint);
       System.out.printf("NOSPACE after %d puts of 64 KiB into a 2 MiB quota%n", puts);
@@ -83,6 +90,17 @@ class AlarmsAndDataIT {
           .as("reads still work: NOSPACE does not gate by default")
           .isEqualTo(200);
       assertThat(lenient.get("/livez").status()).isEqualTo(200);
+      boolean reportsQuota = !version.equals("3.5");
+      String diskCondition =
+          reportsQuota
+              ? "{\"name\":\"disk-healthy\",\"status\":\"False\",\"reason\":\"QuotaNearlyFull\""
+              : "{\"name\":\"disk-healthy\",\"status\":\"True\"";
+      Poll.until(
+          reportsQuota
+              ? "the disk check judging etcd's own 2 MiB quota"
+              : "the disk check judging the default 2 GiB (3.5 does not report its quota)",
+          Duration.ofSeconds(10),
+          () -> disk.get("/status").body().contains(diskCondition));
     } finally {
       Processes.kill(etcd);
     }

@@ -202,4 +202,76 @@ class AuthIT {
       throw new AssertionError(e.getMessage() + "; /status: " + agent.get("/status").body(), e);
     }
   }
+
+  /**
+   * With {@code --client-cert-auth} and auth on, etcd takes the client certificate's CN as the
+   * user: the agent needs no password, only a certificate for a user with enough privilege. A
+   * verified certificate whose CN names no user is refused by 3.5 ("user name not found") and may
+   * observe on 3.6+ (measured).
+   */
+  @ParameterizedTest(name = "etcd {0}")
+  @MethodSource("io.etcdmemberagent.testing.EtcdBinaries#versions")
+  void aClientCertificatesCommonNameAuthenticatesTheAgent(String version) {
+    io.etcdmemberagent.testing.TestPki pki = new io.etcdmemberagent.testing.TestPki(dir, "cn");
+    var server = pki.issue("member");
+    var root = pki.issue("root");
+    var stranger = pki.issue("stranger");
+    String endpoint = "https://127.0.0.1:" + io.etcdmemberagent.testing.FreePorts.next();
+    Process etcd =
+        io.etcdmemberagent.testing.SingleEtcd.start(
+            version,
+            "cn0",
+            dir.resolve("cn0.etcd"),
+            endpoint,
+            dir.resolve("cn0.log"),
+            "--cert-file=" + server.cert(),
+            "--key-file=" + server.key(),
+            "--client-cert-auth",
+            "--trusted-ca-file=" + pki.caCert());
+    try {
+      Etcdctl asRoot = Etcdctl.at(endpoint).withTls(pki.caCert(), root.cert(), root.key());
+      Poll.until(
+          "etcd serves over mTLS",
+          LIMIT,
+          () -> asRoot.attempt("endpoint", "health").exitCode() == 0);
+      asRoot.run("user", "add", "root", "--no-password");
+      asRoot.run("user", "grant-role", "root", "root");
+      asRoot.run("auth", "enable");
+      try (InProcessAgent byCertificate =
+              InProcessAgent.start(
+                  "--etcd-endpoint=" + endpoint,
+                  "--cacert=" + pki.caCert(),
+                  "--cert=" + root.cert(),
+                  "--key=" + root.key(),
+                  "--poll-interval=300ms");
+          InProcessAgent unknownUser =
+              InProcessAgent.start(
+                  "--etcd-endpoint=" + endpoint,
+                  "--cacert=" + pki.caCert(),
+                  "--cert=" + stranger.cert(),
+                  "--key=" + stranger.key(),
+                  "--poll-interval=300ms")) {
+        Poll.until(
+            "ready as CN=root without a password",
+            LIMIT,
+            () -> byCertificate.get("/readyz").status() == 200);
+        if (version.equals("3.5")) {
+          awaitReason(unknownUser, "serving", "AuthenticationFailed");
+          assertThat(unknownUser.get("/readyz/serving").body())
+              .contains("etcdserver: user name not found");
+        } else {
+          // 3.6.12+ answers Status and MemberList for any certificate it verified, user or not
+          Poll.until(
+              "a CN without a user may still observe",
+              LIMIT,
+              () -> unknownUser.get("/readyz").status() == 200);
+        }
+        System.out.printf(
+            "[auth %s] CN without a user: %s%n",
+            version, unknownUser.get("/readyz/serving").body().trim());
+      }
+    } finally {
+      io.etcdmemberagent.testing.Processes.kill(etcd);
+    }
+  }
 }

@@ -55,7 +55,30 @@ class ObserveMemberIT {
           .contains("etcd_member_agent_is_voter 1.0", "etcd_member_agent_ready 1.0")
           .contains("etcd_member_agent_is_learner 0.0", "etcd_member_agent_lag_entries ");
       assertThat(agent.get("/livez").status()).isEqualTo(200);
+      assertNewerStatusFields(version, agent);
     }
+  }
+
+  /**
+   * etcd 3.6+ {@code Status} fields 11–13, which jetcd's stubs lack, read from the unknown fields:
+   * the storage version, etcd's own quota (here its default, 2 GiB), no downgrade; absent before.
+   */
+  private static void assertNewerStatusFields(String version, InProcessAgent agent) {
+    String status = agent.get("/status").body();
+    String metrics = agent.get("/metrics").body();
+    if (version.equals("3.5") || version.equals("3.4")) {
+      assertThat(status).contains("\"storageVersion\":null", "\"dbSizeQuota\":null");
+      assertThat(metrics).contains("etcd_member_agent_db_size_quota_bytes NaN");
+      return;
+    }
+    assertThat(status)
+        .contains("\"storageVersion\":\"" + version + ".0\"", "\"dbSizeQuota\":2147483648")
+        .contains("\"downgrade\":{\"enabled\":false,\"targetVersion\":\"\"}");
+    assertThat(metrics)
+        .contains("etcd_member_agent_db_size_quota_bytes 2.147483648E9")
+        .contains("etcd_member_agent_downgrade_enabled 0.0")
+        .contains("storage_version=\"" + version + ".0\"")
+        .contains("version=\"" + EtcdBinaries.patchVersion(version) + "\"");
   }
 
   @ParameterizedTest(name = "etcd {0}")
@@ -100,6 +123,24 @@ class ObserveMemberIT {
         assertThat(cluster.client().members(cluster.member(0).clientUrl()))
             .filteredOn(m -> m.getPeerURLsList().contains(learner.peerUrl()))
             .allMatch(m -> m.getIsLearner());
+
+        // A learner refuses MemberList: UNAVAILABLE before 3.6, FAILED_PRECONDITION from 3.6,
+        // the same text; classified by the text, never as unreachable.
+        try (var gateway =
+            new io.etcdmemberagent.etcd.GrpcEtcdGateway(
+                io.etcdmemberagent.etcd.ClientTls.none(), Duration.ofSeconds(2))) {
+          var refused = gateway.memberList(learner.clientUrl());
+          assertThat(refused).isInstanceOf(io.etcdmemberagent.core.Membership.Unknown.class);
+          var unknown = (io.etcdmemberagent.core.Membership.Unknown) refused;
+          assertThat(unknown.failure())
+              .isEqualTo(io.etcdmemberagent.core.CallFailure.LEARNER_REJECTED);
+          assertThat(unknown.reason())
+              .contains(
+                  version.equals("3.5") || version.equals("3.4")
+                      ? "UNAVAILABLE"
+                      : "FAILED_PRECONDITION")
+              .contains("etcdserver: rpc not supported for learner");
+        }
       }
     }
   }

@@ -25,6 +25,11 @@ public final class Etcdctl {
     return new Etcdctl(endpoint, List.of("--user=" + user + ":" + password));
   }
 
+  /** Over mutual TLS with this client certificate (its CN is the user where auth is on). */
+  public Etcdctl withTls(java.nio.file.Path ca, java.nio.file.Path cert, java.nio.file.Path key) {
+    return new Etcdctl(endpoint, List.of("--cacert=" + ca, "--cert=" + cert, "--key=" + key));
+  }
+
   /** Runs one command and returns what it printed; fails when etcdctl exits non-zero. */
   public String run(String... args) {
     return Processes.output(command(args));
