@@ -274,4 +274,34 @@ class AuthIT {
       io.etcdmemberagent.testing.Processes.kill(etcd);
     }
   }
+
+  /** {@code join} as a user without the root role is refused and says why; as root it joins. */
+  @ParameterizedTest(name = "etcd {0}")
+  @MethodSource("io.etcdmemberagent.testing.EtcdBinaries#versions")
+  void joinNeedsRootAndSaysSo(String version) throws IOException {
+    try (EtcdCluster cluster = EtcdCluster.start(version, 1);
+        io.etcdmemberagent.testing.Pod pod =
+            new io.etcdmemberagent.testing.Pod(
+                "etcd-joining", EtcdBinaries.etcd(version), dir.resolve("pod"))) {
+      EtcdMember voter = cluster.member(0);
+      Etcdctl ctl = Etcdctl.at(voter.clientUrl());
+      ctl.enableAuth("rootpw", "observer:observerpw");
+      Path observerPw = password("observer", "observerpw");
+      Path rootPw = password("root", "rootpw");
+      int refused =
+          pod.join(
+              List.of(voter.clientUrl()),
+              "--user=observer",
+              "--password-file=" + observerPw,
+              "--join-timeout=4s");
+      assertThat(refused).as(pod.lastJoinOutput).isEqualTo(1);
+      assertThat(pod.lastJoinOutput)
+          .contains("etcd refused MemberAdd")
+          .contains("PermissionDenied; MemberAdd needs a user with the root role");
+      int joined = pod.join(List.of(voter.clientUrl()), "--user=root", "--password-file=" + rootPw);
+      assertThat(joined).as(pod.lastJoinOutput).isZero();
+      assertThat(ctl.as("root", "rootpw").run("member", "list"))
+          .contains(pod.peerUrl() + ", , true");
+    }
+  }
 }
