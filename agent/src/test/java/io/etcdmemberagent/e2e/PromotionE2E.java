@@ -82,11 +82,7 @@ class PromotionE2E {
   }
 
   private Member learnerEntry() {
-    String voter = cluster.leader().orElseThrow().clientUrl();
-    return cluster.client().members(voter).stream()
-        .filter(m -> m.getPeerURLsList().contains(learner.peerUrl()))
-        .findFirst()
-        .orElseThrow();
+    return entryOf(learner.peerUrl());
   }
 
   @ParameterizedTest(name = "etcd {0}")
