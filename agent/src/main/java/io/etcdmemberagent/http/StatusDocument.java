@@ -202,8 +202,9 @@ final class StatusDocument {
     m.put("dbSizeInUse", s.dbSizeInUse());
     m.put("version", s.version());
     m.put("errors", s.errors());
-    boolean reports36 = !s.storageVersion().isEmpty();
-    m.put("storageVersion", reports36 ? s.storageVersion() : null);
+    // 3.6+ always reports its quota; its storage version only once the cluster version is set
+    boolean reports36 = s.dbSizeQuota() > 0;
+    m.put("storageVersion", s.storageVersion().isEmpty() ? null : s.storageVersion());
     m.put("dbSizeQuota", s.dbSizeQuota() > 0 ? s.dbSizeQuota() : null);
     Map<String, Object> downgrade = new LinkedHashMap<>();
     downgrade.put("enabled", s.downgrade().enabled());

@@ -287,7 +287,7 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
       case "dbInUse" -> s.dbSizeInUse();
       case "hasLeader" -> bit(s.hasLeader());
       case "quota" -> s.dbSizeQuota() > 0 ? s.dbSizeQuota() : Double.NaN;
-      case "downgrade" -> s.storageVersion().isEmpty() ? Double.NaN : bit(s.downgrade().enabled());
+      case "downgrade" -> s.dbSizeQuota() > 0 ? bit(s.downgrade().enabled()) : Double.NaN;
       default -> throw new IllegalArgumentException(field);
     };
   }

@@ -12,10 +12,11 @@ import io.etcdmemberagent.testing.TestPki;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.AfterParameterizedClassInvocation;
-import org.junit.jupiter.params.BeforeParameterizedClassInvocation;
+import org.junit.jupiter.params.Parameter;
 import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -26,23 +27,33 @@ import org.junit.jupiter.params.provider.MethodSource;
 @MethodSource("io.etcdmemberagent.testing.EtcdBinaries#versions")
 class ClientTlsIT {
 
+  @Parameter String version;
+
   @TempDir static Path dir;
   static TestCertificates certs;
   static Process etcd;
   static String endpoint;
+  static String runningVersion;
 
-  @BeforeParameterizedClassInvocation
-  static void startEtcdWithClientCertAuth(String version) throws IOException {
-    certs = new TestCertificates(dir);
-    Path[] server = certs.issue("server", KeyFormat.SEC1_EC);
+  /** One etcd per version, shared by the tests of that class invocation. */
+  @BeforeEach
+  void startEtcdWithClientCertAuth() throws IOException {
+    if (version.equals(runningVersion)) {
+      return;
+    }
+    stop();
+    if (certs == null) {
+      certs = new TestCertificates(dir);
+    }
+    Path[] server = certs.issue("server-" + version, KeyFormat.SEC1_EC);
     endpoint = "https://127.0.0.1:" + FreePorts.next();
     etcd =
         SingleEtcd.start(
             version,
             "tls0",
-            dir.resolve("tls0.etcd"),
+            dir.resolve("tls0-" + version + ".etcd"),
             endpoint,
-            dir.resolve("etcd.log"),
+            dir.resolve("etcd-" + version + ".log"),
             "--cert-file",
             server[0].toString(),
             "--key-file",
@@ -50,11 +61,14 @@ class ClientTlsIT {
             "--client-cert-auth",
             "--trusted-ca-file",
             certs.ca().toString());
+    runningVersion = version;
   }
 
-  @AfterParameterizedClassInvocation
+  @AfterAll
   static void stop() {
     Processes.kill(etcd);
+    etcd = null;
+    runningVersion = null;
   }
 
   @ParameterizedTest(name = "client key {0}")
@@ -79,7 +93,7 @@ class ClientTlsIT {
    */
   @Test
   void aRotatedClientCertificateIsUsedWithoutRestartAndABrokenOneIsReported() throws IOException {
-    Path secret = dir.resolve("secret");
+    Path secret = dir.resolve("secret-" + version);
     java.nio.file.Files.createDirectories(secret);
     TestPki stranger = new TestPki(dir, "stranger");
     TestPki.Issued untrusted = stranger.issue("untrusted");

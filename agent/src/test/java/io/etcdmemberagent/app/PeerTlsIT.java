@@ -176,7 +176,7 @@ class PeerTlsIT {
               "--peer-key-file",
               cert.key().toString()));
     }
-    String safe = name.replace(' ', '-');
+    String safe = version + "-" + name.replace(' ', '-');
     Process p =
         SingleEtcd.start(
             version,

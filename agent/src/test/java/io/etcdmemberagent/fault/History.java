@@ -13,7 +13,15 @@ import java.util.Optional;
 final class History {
 
   /** One {@code /readyz} answer (-1: nothing answered) and the stand-in's ready condition. */
-  record Verdict(long atNanos, int readyz, String readyCondition) {
+  /**
+   * One sample: /readyz asked at {@code atNanos}, the stand-in's ready condition read at {@code
+   * conditionAtNanos} (right after the answer; later when the recorder's thread was held up).
+   */
+  record Verdict(long atNanos, int readyz, String readyCondition, long conditionAtNanos) {
+    Verdict(long atNanos, int readyz, String readyCondition) {
+      this(atNanos, readyz, readyCondition, atNanos);
+    }
+
     boolean ready() {
       return readyz == 200;
     }

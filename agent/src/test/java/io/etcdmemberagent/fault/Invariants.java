@@ -142,9 +142,14 @@ final class Invariants {
     long reported = Long.MIN_VALUE / 4;
     for (History.Verdict v : vs) {
       // the condition may trail /readyz, or lead it by a sample (both are read one after the other)
+      // plus however long the recorder took between the two reads (a stalled test JVM)
+      long readGap = v.conditionAtNanos() - v.atNanos();
       long nearest = Long.MAX_VALUE;
       for (long c : changes) {
-        nearest = Math.min(nearest, c <= v.atNanos() ? v.atNanos() - c : (c - v.atNanos()) * 5);
+        nearest =
+            Math.min(
+                nearest,
+                c <= v.atNanos() ? v.atNanos() - c : Math.max(0, c - v.atNanos() - readGap) * 5);
       }
       if (v.readyCondition().isEmpty()
           || nearest < bound

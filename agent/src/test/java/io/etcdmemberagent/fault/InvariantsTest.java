@@ -134,4 +134,22 @@ class InvariantsTest {
         .asString()
         .contains("before the previous one ended");
   }
+
+  @Test
+  void aConditionReadLateIsJudgedAtItsOwnReadTime() {
+    // /readyz turns 503 at 5000 ms; one sample at 4200 ms read 200, but the recorder was held up
+    // for 900 ms before it read the condition, False by then: not the agent's fault
+    List<History.Verdict> verdicts = new ArrayList<>();
+    for (long t = 0; t < 8000; t += 50) {
+      verdicts.add(new History.Verdict(t * MS, t < 5000 ? 200 : 503, t < 5000 ? "True" : "False"));
+    }
+    int i = (int) (4200 / 50);
+    verdicts.set(i, new History.Verdict(4200 * MS, 200, "False", 5100 * MS));
+    assertThat(invariants.conditionFollowsReadiness(history(verdicts, List.of(), List.of())))
+        .isEmpty();
+    // the same disagreement read at once is the agent's
+    verdicts.set(i, new History.Verdict(4200 * MS, 200, "False"));
+    assertThat(invariants.conditionFollowsReadiness(history(verdicts, List.of(), List.of())))
+        .hasSize(1);
+  }
 }

@@ -91,7 +91,8 @@ final class Recorder implements AutoCloseable {
   private void sampleVerdict() {
     long at = System.nanoTime();
     int readyz = readyz();
-    history.add(new History.Verdict(at, readyz, readyCondition()));
+    String condition = readyCondition();
+    history.add(new History.Verdict(at, readyz, condition, System.nanoTime()));
   }
 
   /**
