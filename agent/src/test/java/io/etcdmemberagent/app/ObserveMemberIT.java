@@ -86,11 +86,12 @@ class ObserveMemberIT {
   private static void assertNewerStatusFields(String version, InProcessAgent agent) {
     boolean before36 = version.equals("3.5") || version.equals("3.4");
     if (!before36) {
-      // etcd sets the storage version a few seconds after the cluster version
+      // etcd reports no storage version, then the previous one (3.5.0 on a new 3.6 member), and
+      // its own a few seconds after the cluster version is set
       Poll.until(
-          "etcd to report its storage version",
-          Duration.ofSeconds(20),
-          () -> !agent.get("/status").body().contains("\"storageVersion\":null"));
+          "etcd to report storage version " + version + ".0",
+          Duration.ofSeconds(30),
+          () -> agent.get("/status").body().contains("\"storageVersion\":\"" + version + ".0\""));
     }
     String status = agent.get("/status").body();
     String metrics = agent.get("/metrics").body();
