@@ -159,13 +159,7 @@ class PromotionE2E {
       cluster.client().put(leader, "after-stop/" + i, new byte[16]);
     }
     learner.startAgent(voters(), "--max-lag-entries=1000");
-    Poll.until(
-        "ten polls of the agent",
-        Duration.ofSeconds(30),
-        () ->
-            Http.get(learner.httpPort(), "/status")
-                .body()
-                .matches("(?s).*\"sequence\":([1-9]\\d+).*"));
+    awaitTenPolls(learner);
     String status = Http.get(learner.httpPort(), "/status").body();
     assertThat(status)
         .contains("\"reason\":\"LocalSilent\"")
@@ -265,13 +259,7 @@ class PromotionE2E {
           "the healthy learner promoted by its own agent and ready",
           Duration.ofSeconds(60),
           () -> Http.statusOrMinusOne(learner.httpPort(), "/readyz") == 200);
-      Poll.until(
-          "ten polls of the frozen learner's agent",
-          Duration.ofSeconds(30),
-          () ->
-              Http.get(frozen.httpPort(), "/status")
-                  .body()
-                  .matches("(?s).*\"sequence\":([1-9]\\d+).*"));
+      awaitTenPolls(frozen);
       String frozenStatus = Http.get(frozen.httpPort(), "/status").body();
       assertThat(frozenStatus).doesNotContain("\"result\":\"promoted\"");
       assertThat(Http.statusOrMinusOne(frozen.httpPort(), "/readyz")).isEqualTo(503);
@@ -292,6 +280,15 @@ class PromotionE2E {
       assertThat(entryOf(frozen.peerUrl()).getIsLearner()).isFalse();
       frozen.signalEtcd("CONT");
     }
+  }
+
+  /** Waits until the pod's agent has polled at least ten times. */
+  private static void awaitTenPolls(Pod pod) {
+    Poll.until(
+        "ten polls of " + pod.name() + "'s agent",
+        Duration.ofSeconds(30),
+        () ->
+            Http.get(pod.httpPort(), "/status").body().matches("(?s).*\"sequence\":([1-9]\\d+).*"));
   }
 
   private Member entryOf(String peerUrl) {

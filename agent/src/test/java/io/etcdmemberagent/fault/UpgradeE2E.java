@@ -6,6 +6,7 @@ import io.etcdmemberagent.testing.EtcdBinaries;
 import io.etcdmemberagent.testing.EtcdCluster;
 import io.etcdmemberagent.testing.EtcdMember;
 import io.etcdmemberagent.testing.Etcdctl;
+import io.etcdmemberagent.testing.LogFiles;
 import io.etcdmemberagent.testing.Pod;
 import io.etcdmemberagent.testing.Poll;
 import java.net.URI;
@@ -134,16 +135,8 @@ class UpgradeE2E {
     try {
       rig.awaitReady(member.name() + " on " + target);
     } catch (AssertionError e) {
-      throw new AssertionError(e.getMessage() + "; etcd log: " + tail(member), e);
-    }
-  }
-
-  private static String tail(EtcdMember member) {
-    try {
-      List<String> lines = java.nio.file.Files.readAllLines(member.logFile());
-      return String.join("\n", lines.subList(Math.max(0, lines.size() - 4), lines.size()));
-    } catch (java.io.IOException e) {
-      return e.toString();
+      throw new AssertionError(
+          e.getMessage() + "; etcd log: " + LogFiles.tail(member.logFile(), 4), e);
     }
   }
 

@@ -149,12 +149,7 @@ public final class Pod implements AutoCloseable {
 
   /** The last lines etcd printed, for failure messages. */
   public String etcdLogTail() {
-    try {
-      List<String> lines = Files.readAllLines(dir.resolve("etcd.log"), StandardCharsets.UTF_8);
-      return String.join("\n", lines.subList(Math.max(0, lines.size() - 5), lines.size()));
-    } catch (IOException e) {
-      return "(no etcd log: " + e.getMessage() + ")";
-    }
+    return LogFiles.tail(dir.resolve("etcd.log"), 5);
   }
 
   /** Starts the sidecar ({@code run}) with the chart's wiring plus {@code extra} flags. */
