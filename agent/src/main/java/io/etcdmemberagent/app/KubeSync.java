@@ -56,6 +56,9 @@ final class KubeSync implements AutoCloseable {
   /** Set by {@link #offer}, cleared before waiting: no wake-up is lost between two rounds. */
   private boolean dirty;
 
+  /** Refusals that retrying will not fix, by call: said once in the log, kept in the status. */
+  private final Map<String, String> refused = new java.util.concurrent.ConcurrentHashMap<>();
+
   private volatile PodView pod;
   private volatile Instant lastSync = Instant.EPOCH;
   private volatile String lastError = "";
@@ -118,6 +121,7 @@ final class KubeSync implements AutoCloseable {
     m.put("lastSync", lastSync.equals(Instant.EPOCH) ? null : lastSync.toString());
     m.put("pending", pending);
     m.put("lastError", lastError.isEmpty() ? null : lastError);
+    m.put("refused", new java.util.TreeMap<>(refused));
     return m;
   }
 
@@ -167,6 +171,7 @@ final class KubeSync implements AutoCloseable {
       Duration took = Duration.ofNanos(System.nanoTime() - started);
       if (answer instanceof KubeAnswer.Done) {
         ledger.confirm(plan.get());
+        refused.remove("pods/status patch");
         lastSync = clock.instant();
         lastError = "";
         backoff = Duration.ofMillis(500);
@@ -186,12 +191,17 @@ final class KubeSync implements AutoCloseable {
         EventLog.info("pod-replaced", "oldUid", pod.uid(), "newUid", read.uid());
       }
       pod = read;
+      refused.remove("pods get");
       ledger.adopt(read.ours());
       nextResync = clock.instant().plus(resyncInterval);
       return Optional.empty();
     } catch (PodApi.PodApiException e) {
       lastError = "read pod: " + e.answer();
-      EventLog.warn("pod-read-failed", "answer", e.answer().toString());
+      if (e.answer() instanceof KubeAnswer.Rejected) {
+        sayRefused("pods get", e.answer());
+      } else {
+        EventLog.warn("pod-read-failed", "answer", e.answer().toString());
+      }
       return Optional.of(nextBackoff(retryAfter(e.answer())));
     }
   }
@@ -210,7 +220,13 @@ final class KubeSync implements AutoCloseable {
       return nextBackoff(retryAfter(answer));
     }
     metrics.recordPatch("rejected", took);
-    EventLog.error("patch-rejected", "detail", answer.toString());
+    if (answer instanceof KubeAnswer.Rejected r && r.code() == 404) {
+      // The Pod is gone, perhaps being re-created by its StatefulSet: read it again soon.
+      EventLog.info("pod-missing", "detail", answer.toString());
+      nextResync = clock.instant();
+      return nextBackoff(Duration.ZERO);
+    }
+    sayRefused("pods/status patch", answer);
     return nextBackoff(MAX_BACKOFF);
   }
 
@@ -247,10 +263,23 @@ final class KubeSync implements AutoCloseable {
       if (answer instanceof KubeAnswer.Done) {
         eventsSent.put(key, now);
         metrics.recordEvent("ok");
+        refused.remove("events create");
       } else {
         metrics.recordEvent("rejected");
-        EventLog.warn("event-rejected", "reason", event.reason(), "detail", answer.toString());
+        sayRefused("events create", answer);
       }
+    }
+  }
+
+  /**
+   * A refusal (401, 403, 404, 422 ...) is logged once per call and kind, naming the call and the
+   * API server's own words (e.g. which verb the Role lacks); the rest of the agent carries on.
+   */
+  private void sayRefused(String call, KubeAnswer answer) {
+    String detail = answer instanceof KubeAnswer.Rejected r ? r.message() : answer.toString();
+    String previous = refused.put(call, detail);
+    if (previous == null || !previous.equals(detail)) {
+      EventLog.error("kube-refused", "call", call, "detail", detail);
     }
   }
 

@@ -7,12 +7,16 @@ public sealed interface KubeAnswer {
 
   record Done() implements KubeAnswer {}
 
-  /** 409: a precondition failed; the UID differs when the Pod was replaced. */
+  /**
+   * 409, or 422 on {@code metadata.uid}: the Pod was replaced (its UID differs from the patch's).
+   */
   record Conflict(String message) implements KubeAnswer {}
 
-  /** 429 or 503 with a Retry-After, or another failure worth retrying later. */
+  /**
+   * 429 or 503 with a Retry-After, 401 (a token to be re-read), or another failure worth retrying.
+   */
   record Retry(Duration after, String message) implements KubeAnswer {}
 
-  /** A failure that retrying as such will not fix (401, 403, 404, 415, 422). */
+  /** A failure that retrying as such will not fix (403, 404, 415, 422). */
   record Rejected(int code, String message) implements KubeAnswer {}
 }

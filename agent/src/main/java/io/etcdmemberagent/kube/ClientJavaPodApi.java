@@ -10,6 +10,7 @@ import io.etcdmemberagent.support.Json;
 import io.kubernetes.client.custom.V1Patch;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.JSON;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.CoreV1Event;
 import io.kubernetes.client.openapi.models.V1EventSource;
@@ -17,6 +18,7 @@ import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1ObjectReference;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodCondition;
+import io.kubernetes.client.openapi.models.V1Status;
 import io.kubernetes.client.util.ClientBuilder;
 import io.kubernetes.client.util.KubeConfig;
 import io.kubernetes.client.util.PatchUtils;
@@ -37,6 +39,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import okhttp3.OkHttpClient;
 
 /**
  * {@link PodApi} with the Kubernetes client-java: GET the Pod, strategic merge patch of {@code
@@ -65,19 +68,23 @@ public final class ClientJavaPodApi implements PodApi {
       Optional<Path> kubeconfig, String namespace, String podName, String prefix, Duration timeout)
       throws IOException {
     ApiClient client;
+    Optional<BearerTokenFile> tokenFile;
     if (kubeconfig.isPresent()) {
       try (Reader reader = Files.newBufferedReader(kubeconfig.get(), StandardCharsets.UTF_8)) {
-        client = ClientBuilder.kubeconfig(KubeConfig.loadKubeConfig(reader)).build();
+        KubeConfig config = KubeConfig.loadKubeConfig(reader);
+        tokenFile = BearerTokenFile.of(config, kubeconfig.get());
+        client = ClientBuilder.kubeconfig(config).build();
       }
     } else {
       client = ClientBuilder.cluster().build();
+      tokenFile = Optional.of(new BearerTokenFile(BearerTokenFile.IN_CLUSTER));
     }
     long millis = timeout.toMillis();
+    OkHttpClient.Builder http = client.getHttpClient().newBuilder();
+    // Added last, so it runs after client-java's own (cached) token and replaces it.
+    tokenFile.ifPresent(http::addInterceptor);
     client.setHttpClient(
-        client
-            .getHttpClient()
-            .newBuilder()
-            .connectTimeout(millis, TimeUnit.MILLISECONDS)
+        http.connectTimeout(millis, TimeUnit.MILLISECONDS)
             .readTimeout(millis, TimeUnit.MILLISECONDS)
             .writeTimeout(millis, TimeUnit.MILLISECONDS)
             .callTimeout(millis * 2, TimeUnit.MILLISECONDS)
@@ -90,7 +97,7 @@ public final class ClientJavaPodApi implements PodApi {
   /** True when this process runs in a Pod with a service account token. */
   public static boolean inCluster(Map<String, String> env) {
     return env.containsKey("KUBERNETES_SERVICE_HOST")
-        && Files.isReadable(Path.of("/var/run/secrets/kubernetes.io/serviceaccount/token"));
+        && Files.isReadable(BearerTokenFile.IN_CLUSTER);
   }
 
   @Override
@@ -186,18 +193,35 @@ public final class ClientJavaPodApi implements PodApi {
     }
   }
 
-  /** 409 conflict; 429 / 5xx / network retry (honouring Retry-After); other 4xx rejected. */
+  /** 409 conflict; 401 / 429 / 5xx / network retry (honouring Retry-After); other 4xx rejected. */
   static KubeAnswer answer(ApiException e) {
     int code = e.getCode();
-    String message = code == 0 ? String.valueOf(e.getMessage()) : code + ": " + e.getResponseBody();
-    if (code == 409) {
+    String message = code == 0 ? String.valueOf(e.getMessage()) : code + ": " + statusMessage(e);
+    // A patch carrying metadata.uid of a Pod that was re-created under the same name: the real
+    // API server answers 422 "metadata.uid: ... field is immutable" (not 409).
+    if (code == 409 || (code == 422 && message.contains("metadata.uid"))) {
       return new KubeAnswer.Conflict(message);
     }
-    if (code == 0 || code == 429 || code >= 500) {
+    // 401: the token was revoked or expired; its file is re-read on the next call, where the
+    // kubelet (or whoever owns it) will have put a fresh one.
+    if (code == 0 || code == 401 || code == 429 || code >= 500) {
       return new KubeAnswer.Retry(retryAfter(e.getResponseHeaders()), message);
     }
     return new KubeAnswer.Rejected(code, message);
   }
+
+  /** The API server's own sentence from its Status body (the whole body when it has none). */
+  private static String statusMessage(ApiException e) {
+    String body = String.valueOf(e.getResponseBody());
+    try {
+      V1Status status = STATUS_JSON.deserialize(body, V1Status.class);
+      return status != null && status.getMessage() != null ? status.getMessage() : body;
+    } catch (RuntimeException notJson) {
+      return body;
+    }
+  }
+
+  private static final JSON STATUS_JSON = new JSON();
 
   private static Duration retryAfter(Map<String, List<String>> headers) {
     if (headers == null) {

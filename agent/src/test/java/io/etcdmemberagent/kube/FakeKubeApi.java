@@ -32,9 +32,9 @@ import java.util.regex.Pattern;
  * A Kubernetes API stand-in with the real semantics of exactly the calls the agent makes: GET a
  * Pod; PATCH {@code pods/status} as a strategic merge patch (conditions merged by {@code type},
  * field by field, {@code null} deletes a field, other entries untouched; any other patch type 415);
- * {@code metadata.uid} precondition (409 with a Status body); resourceVersion bumps; POST events; a
- * bearer token. Faults are scriptable: status codes with Retry-After, delays, and the whole server
- * down. Every request is recorded.
+ * {@code metadata.uid} of another Pod refused as the real server does (422 Invalid, field is
+ * immutable); resourceVersion bumps; POST events; a bearer token. Faults are scriptable: status
+ * codes with Retry-After, delays, and the whole server down. Every request is recorded.
  */
 public final class FakeKubeApi implements AutoCloseable {
 
@@ -159,6 +159,13 @@ public final class FakeKubeApi implements AutoCloseable {
   }
 
   /** Something else (a person, another controller) removes a condition. */
+  /** Replaces a Pod's conditions (what the kubelet and others wrote before the agent). */
+  public synchronized void setConditions(String namespace, String name, JsonArray conditions) {
+    pods.get(namespace + "/" + name)
+        .getAsJsonObject("status")
+        .add("conditions", conditions.deepCopy());
+  }
+
   public synchronized void removeCondition(String namespace, String name, String type) {
     JsonArray conditions =
         pods.get(namespace + "/" + name).getAsJsonObject("status").getAsJsonArray("conditions");
@@ -310,26 +317,26 @@ public final class FakeKubeApi implements AutoCloseable {
     if (patch.has("metadata") && patch.getAsJsonObject("metadata").has("uid")) {
       String wanted = patch.getAsJsonObject("metadata").get("uid").getAsString();
       if (!wanted.equals(uid)) {
+        // What the real server answers (checked by PodStatusDifferentialIT): the patched object
+        // would carry another UID, and metadata.uid is immutable.
         return new Object[] {
-          409,
+          422,
           statusBody(
-              409,
-              "Conflict",
-              "Operation cannot be fulfilled on pods \""
+              422,
+              "Invalid",
+              "Pod \""
                   + pod.getAsJsonObject("metadata").get("name").getAsString()
-                  + "\": Precondition failed: UID in precondition: "
+                  + "\" is invalid: metadata.uid: Invalid value: \""
                   + wanted
-                  + ", UID in object meta: "
-                  + uid)
+                  + "\": field is immutable")
         };
       }
     }
     if (patch.has("status") && patch.getAsJsonObject("status").has("conditions")) {
-      JsonArray existing = pod.getAsJsonObject("status").getAsJsonArray("conditions");
-      JsonArray before = existing.deepCopy();
-      for (JsonElement e : patch.getAsJsonObject("status").getAsJsonArray("conditions")) {
-        mergeByType(existing, e.getAsJsonObject());
-      }
+      JsonArray before = pod.getAsJsonObject("status").getAsJsonArray("conditions").deepCopy();
+      JsonArray existing =
+          mergeByType(before, patch.getAsJsonObject("status").getAsJsonArray("conditions"));
+      pod.getAsJsonObject("status").add("conditions", existing);
       conditionHistory.add(existing.deepCopy());
       statusPatches.add(new StatusPatch(before, existing.deepCopy()));
     }
@@ -338,27 +345,61 @@ public final class FakeKubeApi implements AutoCloseable {
     return new Object[] {200, gson.toJson(pod)};
   }
 
-  /** Strategic merge of one list entry keyed by {@code type}: fields merged, null deletes. */
-  static void mergeByType(JsonArray list, JsonObject entry) {
-    String type = entry.get("type").getAsString();
-    for (JsonElement e : list) {
-      JsonObject existing = e.getAsJsonObject();
-      if (existing.get("type").getAsString().equals(type)) {
-        for (Map.Entry<String, JsonElement> field : entry.entrySet()) {
-          if (field.getValue() instanceof JsonNull) {
-            existing.remove(field.getKey());
-          } else {
-            existing.add(field.getKey(), field.getValue());
-          }
+  /**
+   * A strategic merge of a list keyed by {@code type}, as the real API server does it (checked by
+   * {@code PodStatusDifferentialIT}): each patch entry merged field by field into its namesake
+   * ({@code null} deletes a field) or added; then the patch's entries (in patch order) and the
+   * untouched ones (in stored order) are interleaved by their stored position, new entries first; a
+   * new entry gets {@code lastProbeTime: null} as the server's serialization has it.
+   */
+  static JsonArray mergeByType(JsonArray stored, JsonArray patchEntries) {
+    List<String> storedOrder = new ArrayList<>();
+    stored.forEach(e -> storedOrder.add(type(e)));
+    List<JsonObject> patched = new ArrayList<>();
+    for (JsonElement p : patchEntries) {
+      JsonObject entry = p.getAsJsonObject();
+      int at = storedOrder.indexOf(type(entry));
+      JsonObject merged;
+      if (at >= 0) {
+        merged = stored.get(at).getAsJsonObject().deepCopy();
+      } else {
+        merged = new JsonObject();
+        merged.add("lastProbeTime", JsonNull.INSTANCE);
+      }
+      for (Map.Entry<String, JsonElement> field : entry.entrySet()) {
+        if (field.getValue() instanceof JsonNull) {
+          merged.remove(field.getKey());
+        } else {
+          merged.add(field.getKey(), field.getValue());
         }
-        return;
+      }
+      patched.add(merged);
+    }
+    List<String> patchTypes = patched.stream().map(FakeKubeApi::type).toList();
+    List<JsonObject> untouched = new ArrayList<>();
+    stored.forEach(
+        e -> {
+          if (!patchTypes.contains(type(e))) {
+            untouched.add(e.getAsJsonObject());
+          }
+        });
+    JsonArray out = new JsonArray();
+    int i = 0;
+    int j = 0;
+    while (i < patched.size() && j < untouched.size()) {
+      if (storedOrder.indexOf(type(patched.get(i))) < storedOrder.indexOf(type(untouched.get(j)))) {
+        out.add(patched.get(i++));
+      } else {
+        out.add(untouched.get(j++));
       }
     }
-    JsonObject added = new JsonObject();
-    entry.entrySet().stream()
-        .filter(f -> !(f.getValue() instanceof JsonNull))
-        .forEach(f -> added.add(f.getKey(), f.getValue()));
-    list.add(added);
+    patched.subList(i, patched.size()).forEach(out::add);
+    untouched.subList(j, untouched.size()).forEach(out::add);
+    return out;
+  }
+
+  private static String type(JsonElement condition) {
+    return condition.getAsJsonObject().get("type").getAsString();
   }
 
   private String statusBody(int code, String reason, String message) {

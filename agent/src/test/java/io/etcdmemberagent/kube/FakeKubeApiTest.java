@@ -96,14 +96,14 @@ class FakeKubeApiTest {
   }
 
   @Test
-  void aDifferentUidIs409WithAStatusBody() throws Exception {
+  void aDifferentUidIs422WithAStatusBody() throws Exception {
     HttpResponse<String> r = patch(SMP, ours("other-uid", "True", "Ready"));
-    assertThat(r.statusCode()).isEqualTo(409);
+    assertThat(r.statusCode()).isEqualTo(422);
     assertThat(r.body())
         .contains(
             "\"kind\":\"Status\"",
-            "\"reason\":\"Conflict\"",
-            "Precondition failed: UID in precondition: other-uid");
+            "\"reason\":\"Invalid\"",
+            "metadata.uid: Invalid value: \\\"other-uid\\\": field is immutable");
     assertThat(byType("x.io/ready")).isNull();
   }
 

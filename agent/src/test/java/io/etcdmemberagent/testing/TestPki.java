@@ -89,6 +89,31 @@ public final class TestPki {
 
   public Issued issue(
       String subject, Instant notBefore, Instant notAfter, List<String> dns, List<String> ips) {
+    return issue(new X500Name("CN=" + subject), subject, notBefore, notAfter, dns, ips);
+  }
+
+  /**
+   * A client certificate for Kubernetes: {@code CN} is the user, {@code O} the group (e.g. {@code
+   * system:masters}).
+   */
+  public Issued issueUser(String user, String group) {
+    Instant now = Instant.now();
+    return issue(
+        new X500Name("O=" + group + ",CN=" + user),
+        user,
+        now.minus(Duration.ofDays(1)),
+        now.plus(Duration.ofDays(365)),
+        List.of(),
+        List.of());
+  }
+
+  private Issued issue(
+      X500Name subjectName,
+      String subject,
+      Instant notBefore,
+      Instant notAfter,
+      List<String> dns,
+      List<String> ips) {
     KeyPair key = ecKey();
     try {
       X509v3CertificateBuilder b =
@@ -97,15 +122,17 @@ public final class TestPki {
               BigInteger.valueOf(SERIAL.incrementAndGet()),
               Date.from(notBefore),
               Date.from(notAfter),
-              new X500Name("CN=" + subject),
+              subjectName,
               key.getPublic());
       List<GeneralName> names = new ArrayList<>();
       dns.forEach(d -> names.add(new GeneralName(GeneralName.dNSName, d)));
       ips.forEach(i -> names.add(new GeneralName(GeneralName.iPAddress, i)));
-      b.addExtension(
-          Extension.subjectAlternativeName,
-          false,
-          new GeneralNames(names.toArray(GeneralName[]::new)));
+      if (!names.isEmpty()) {
+        b.addExtension(
+            Extension.subjectAlternativeName,
+            false,
+            new GeneralNames(names.toArray(GeneralName[]::new)));
+      }
       b.addExtension(
           Extension.extendedKeyUsage,
           false,
@@ -121,6 +148,17 @@ public final class TestPki {
       write(issued.cert(), cert);
       write(issued.key(), new JcaPKCS8Generator(key.getPrivate(), null).generate());
       return issued;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** A fresh key pair as PEM files (PKCS#8 private, X.509 public): a token signing key. */
+  public static void writeKeyPair(Path privateKey, Path publicKey) {
+    KeyPair key = ecKey();
+    try {
+      write(privateKey, new JcaPKCS8Generator(key.getPrivate(), null).generate());
+      write(publicKey, key.getPublic());
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
