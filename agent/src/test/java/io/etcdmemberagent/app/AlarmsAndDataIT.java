@@ -2,9 +2,10 @@ package io.etcdmemberagent.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.etcdmemberagent.kube.FakeKubeApi;
 import io.etcdmemberagent.testing.EtcdTestClient;
 import io.etcdmemberagent.testing.FreePorts;
+import io.etcdmemberagent.testing.KubeControlPlane;
+import io.etcdmemberagent.testing.KubePods;
 import io.etcdmemberagent.testing.Poll;
 import io.etcdmemberagent.testing.Processes;
 import io.etcdmemberagent.testing.SingleEtcd;
@@ -17,7 +18,9 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -173,20 +176,19 @@ class AlarmsAndDataIT {
             },
             "crash-loop");
     kubelet.start();
-    try (FakeKubeApi api = new FakeKubeApi()) {
-      api.createPod("etcd", "etcd-0");
-      try (InProcessAgent agent =
-          InProcessAgent.start(
-              "--etcd-endpoint=" + endpoint,
-              "--data-dir=" + data,
-              "--poll-interval=300ms",
-              "--etcd-timeout=1s",
-              "--down-event-after=2s",
-              "--kube=on",
-              "--kubeconfig=" + api.writeKubeconfig(dir),
-              "--pod-name=etcd-0",
-              "--pod-namespace=etcd",
-              "--kube-timeout=1s")) {
+    try (KubeControlPlane kube = KubeControlPlane.start(dir.resolve("kube"))) {
+      KubePods pods = new KubePods(kube, "etcd", "etcd").withChartRbac(dir);
+      List<String> flags =
+          new ArrayList<>(
+              List.of(
+                  "--etcd-endpoint=" + endpoint,
+                  "--data-dir=" + data,
+                  "--poll-interval=300ms",
+                  "--etcd-timeout=1s",
+                  "--down-event-after=2s",
+                  "--kube-timeout=1s"));
+      flags.addAll(pods.agentFlagsFor("etcd-0", dir));
+      try (InProcessAgent agent = InProcessAgent.start(flags.toArray(String[]::new))) {
         Poll.until(
             "serving names the corrupt db",
             Duration.ofSeconds(20),
@@ -202,14 +204,12 @@ class AlarmsAndDataIT {
         Poll.until(
             "ready False with reason CorruptDatabase at the API",
             Duration.ofSeconds(10),
-            () -> api.conditions("etcd", "etcd-0").toString().contains("CorruptDatabase"));
+            () -> pods.conditions("etcd-0").toString().contains("CorruptDatabase"));
         Poll.until(
             "LocalMemberDown and DiskUnhealthy events",
             Duration.ofSeconds(15),
             () ->
-                api.events().stream()
-                    .map(e -> e.get("reason").getAsString())
-                    .toList()
+                pods.eventReasons()
                     .containsAll(java.util.List.of("LocalMemberDown", "DiskUnhealthy")));
         Poll.until(
             "etcd restarted at least twice", Duration.ofSeconds(20), () -> starts.get() >= 3);

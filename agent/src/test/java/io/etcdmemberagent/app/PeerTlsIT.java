@@ -4,8 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
-import io.etcdmemberagent.kube.FakeKubeApi;
 import io.etcdmemberagent.testing.FreePorts;
+import io.etcdmemberagent.testing.KubeControlPlane;
+import io.etcdmemberagent.testing.KubePods;
 import io.etcdmemberagent.testing.Poll;
 import io.etcdmemberagent.testing.Processes;
 import io.etcdmemberagent.testing.SingleEtcd;
@@ -140,25 +141,18 @@ class PeerTlsIT {
         cert("gone", Duration.ofDays(-10), Duration.ofDays(-1), null, "127.0.0.1");
     String peer = "https://127.0.0.1:" + FreePorts.next();
     Process etcd = start("event", peer, peer, expired);
-    try (FakeKubeApi api = new FakeKubeApi()) {
-      api.createPod("etcd", "etcd-0");
+    try (KubeControlPlane kube = KubeControlPlane.start(dir.resolve("kube-" + version))) {
+      KubePods pods = new KubePods(kube, "etcd", "etcd").withChartRbac(dir);
       try (InProcessAgent agent =
-          agent(
-              etcd,
-              "--kube=on",
-              "--kubeconfig=" + api.writeKubeconfig(dir),
-              "--pod-name=etcd-0",
-              "--pod-namespace=etcd")) {
+          agent(etcd, pods.agentFlagsFor("etcd-0", dir).toArray(String[]::new))) {
         Poll.until(
             "peer-tls False at the API",
             Duration.ofSeconds(30),
-            () -> api.conditions("etcd", "etcd-0").toString().contains("CertificateExpired"));
+            () -> pods.conditions("etcd-0").toString().contains("CertificateExpired"));
         Poll.until(
             "a PeerTlsProblem event",
             Duration.ofSeconds(10),
-            () ->
-                api.events().stream()
-                    .anyMatch(e -> e.get("reason").getAsString().equals("PeerTlsProblem")));
+            () -> pods.eventReasons().contains("PeerTlsProblem"));
       }
     } finally {
       Processes.kill(etcd);

@@ -32,6 +32,7 @@ public final class ChartPod implements AutoCloseable {
   private Process etcd;
   private AgentProcess agent;
   private String lastJoinOutput = "";
+  private Path serviceAccount;
 
   public ChartPod(
       String name, String namespace, NodeNetwork network, Path baseDir, Path etcdBinary) {
@@ -61,6 +62,29 @@ public final class ChartPod implements AutoCloseable {
     return dir.resolve("volume");
   }
 
+  /**
+   * Mounts {@code dir} (token, ca.crt, namespace) at the ServiceAccount path in the join and agent
+   * containers, as the kubelet's projected volume: a tmpfs over {@code /run} in the container's own
+   * mount namespace holds the mount point, so the host is not touched.
+   */
+  public void serviceAccount(Path dir) {
+    this.serviceAccount = dir;
+  }
+
+  private List<String> containerPrefix() {
+    if (serviceAccount == null) {
+      return network.inPod(name, List.of());
+    }
+    return network.inPod(
+        name,
+        List.of(
+            "sh",
+            "-c",
+            "mount -t tmpfs tmpfs /run && mkdir -p /run/secrets/kubernetes.io/serviceaccount"
+                + " && mount --bind \"$0\" /run/secrets/kubernetes.io/serviceaccount && exec \"$@\"",
+            serviceAccount.toString()));
+  }
+
   public String lastJoinOutput() {
     return lastJoinOutput;
   }
@@ -71,8 +95,7 @@ public final class ChartPod implements AutoCloseable {
     Map<String, String> env = env(join, uid);
     env.putAll(extra);
     try (AgentProcess p =
-        AgentProcess.start(
-            network.inPod(name, List.of()), 0, env, join.getArgs().toArray(String[]::new))) {
+        AgentProcess.start(containerPrefix(), 0, env, join.getArgs().toArray(String[]::new))) {
       int exit = p.waitFor(180);
       lastJoinOutput = p.output();
       return exit;
@@ -103,7 +126,7 @@ public final class ChartPod implements AutoCloseable {
     env.putAll(extra);
     agent =
         AgentProcess.start(
-            network.inPod(name, List.of()),
+            containerPrefix(),
             container.getPorts().get(0).getContainerPort(),
             env,
             container.getArgs().toArray(String[]::new));

@@ -93,6 +93,22 @@ public final class KubePods {
         .getAsString();
   }
 
+  /**
+   * Creates the Pod and returns the agent's flags to publish to it as the chart's ServiceAccount,
+   * with a token bound to that Pod (as the kubelet projects it) in a kubeconfig's {@code
+   * tokenFile}.
+   */
+  public List<String> agentFlagsFor(String pod, Path dir) {
+    String uid = createPod(pod);
+    Path token = tokenFile(dir.resolve(pod + ".token"), boundTo("Pod", pod, uid));
+    Path kubeconfig = kube.tokenKubeconfig(dir.resolve(pod + ".kubeconfig"), kube.url(), token);
+    return List.of(
+        "--kube=on",
+        "--kubeconfig=" + kubeconfig,
+        "--pod-name=" + pod,
+        "--pod-namespace=" + namespace);
+  }
+
   /** Deletes a Pod at once (grace period 0) and waits until it is gone. */
   public void deletePod(String name) {
     kube.admin()
@@ -119,12 +135,7 @@ public final class KubePods {
           {"type":"example.com/other","status":"True","reason":"Theirs","message":"not ours","lastTransitionTime":"%1$s"}]}}
         """
             .formatted(now);
-    var answer =
-        kube.admin()
-            .patch(
-                podsPath() + "/" + name + "/status",
-                "application/strategic-merge-patch+json",
-                body);
+    var answer = kube.admin().patchPodStatus(namespace, name, body);
     if (!answer.ok()) {
       throw new IllegalStateException("seeding conditions: " + answer);
     }

@@ -130,6 +130,14 @@ public final class KubeRest {
     return send("PATCH", path, contentType, body);
   }
 
+  /** A strategic merge patch of a Pod's status, as the kubelet writes it. */
+  public Answer patchPodStatus(String namespace, String pod, String patch) {
+    return patch(
+        "/api/v1/namespaces/" + namespace + "/pods/" + pod + "/status",
+        "application/strategic-merge-patch+json",
+        patch);
+  }
+
   /** Like {@link #get} but fails unless the server answered 2xx. */
   public JsonObject getJson(String path) {
     return must(get(path), "GET " + path);
