@@ -18,6 +18,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -57,7 +59,7 @@ final class KubeSync implements AutoCloseable {
   private boolean dirty;
 
   /** Refusals that retrying will not fix, by call: said once in the log, kept in the status. */
-  private final Map<String, String> refused = new java.util.concurrent.ConcurrentHashMap<>();
+  private final Map<String, String> refused = new ConcurrentHashMap<>();
 
   private volatile PodView pod;
   private volatile Instant lastSync = Instant.EPOCH;
@@ -121,7 +123,7 @@ final class KubeSync implements AutoCloseable {
     m.put("lastSync", lastSync.equals(Instant.EPOCH) ? null : lastSync.toString());
     m.put("pending", pending);
     m.put("lastError", lastError.isEmpty() ? null : lastError);
-    m.put("refused", new java.util.TreeMap<>(refused));
+    m.put("refused", new TreeMap<>(refused));
     return m;
   }
 
@@ -272,8 +274,8 @@ final class KubeSync implements AutoCloseable {
   }
 
   /**
-   * A refusal (401, 403, 404, 422 ...) is logged once per call and kind, naming the call and the
-   * API server's own words (e.g. which verb the Role lacks); the rest of the agent carries on.
+   * A refusal (403, 404, 422 ...) is logged once per call and kind, naming the call and the API
+   * server's own words (e.g. which verb the Role lacks); the rest of the agent carries on.
    */
   private void sayRefused(String call, KubeAnswer answer) {
     String detail = answer instanceof KubeAnswer.Rejected r ? r.message() : answer.toString();
