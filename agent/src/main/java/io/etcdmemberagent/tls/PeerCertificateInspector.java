@@ -113,8 +113,11 @@ public final class PeerCertificateInspector {
     PeerUrlFacts.Trust trust = PeerUrlFacts.Trust.NO_CA;
     String detail = "";
     if (!cas.isEmpty()) {
+      // Trust is judged at a moment inside the leaf's validity: whether the leaf has expired (or
+      // is not yet valid) is the evaluator's call, against the poll's own clock. Judged at "now"
+      // here, a certificate ending between the two clocks read as untrusted for one poll.
       Optional<String> why =
-          CertificateJudge.untrustedBecause(chain, cas, Date.from(clock.instant()));
+          CertificateJudge.untrustedBecause(chain, cas, Date.from(withinValidity(leaf)));
       trust = why.isPresent() ? PeerUrlFacts.Trust.UNTRUSTED : PeerUrlFacts.Trust.TRUSTED;
       detail = why.orElse("");
     }
@@ -127,6 +130,13 @@ public final class PeerCertificateInspector {
         CertificateJudge.coversHost(leaf, host),
         trust,
         detail);
+  }
+
+  private java.time.Instant withinValidity(X509Certificate leaf) {
+    java.time.Instant now = clock.instant();
+    java.time.Instant from = leaf.getNotBefore().toInstant();
+    java.time.Instant until = leaf.getNotAfter().toInstant();
+    return now.isBefore(from) ? from : now.isAfter(until) ? until : now;
   }
 
   /** The chain the peer port serves, captured during the handshake whatever its outcome. */
