@@ -197,12 +197,11 @@ class StatefulSetE2E {
         kube.admin()
             .getJson("/api/v1/namespaces/" + NS + "/pods/" + name)
             .getAsJsonObject("status");
-    return status.has("conditions")
-        && KubePods.condition(status.getAsJsonArray("conditions"), "Ready") != null
-        && KubePods.condition(status.getAsJsonArray("conditions"), "Ready")
-            .get("status")
-            .getAsString()
-            .equals("True");
+    JsonObject ready =
+        status.has("conditions")
+            ? KubePods.condition(status.getAsJsonArray("conditions"), "Ready")
+            : null;
+    return ready != null && ready.get("status").getAsString().equals("True");
   }
 
   private static boolean rolledOut(KubeControlPlane kube) {
@@ -246,14 +245,7 @@ class StatefulSetE2E {
   }
 
   private static List<String> reasons(KubeControlPlane kube) {
-    return kube
-        .admin()
-        .getJson("/api/v1/namespaces/" + NS + "/events")
-        .getAsJsonArray("items")
-        .asList()
-        .stream()
-        .map(e -> e.getAsJsonObject().get("reason").getAsString())
-        .toList();
+    return new KubePods(kube, NS, "etcd").eventReasons();
   }
 
   private static Map<String, String> uids(KubeControlPlane kube) {

@@ -175,14 +175,7 @@ public final class KubePods {
 
   /** The reasons of the events in the namespace, oldest first. */
   public List<String> eventReasons() {
-    List<String> out = new ArrayList<>();
-    for (JsonElement e :
-        kube.admin()
-            .getJson("/api/v1/namespaces/" + namespace + "/events")
-            .getAsJsonArray("items")) {
-      out.add(e.getAsJsonObject().get("reason").getAsString());
-    }
-    return out;
+    return events().stream().map(e -> e.get("reason").getAsString()).toList();
   }
 
   /** The events in the namespace as the server stores them. */

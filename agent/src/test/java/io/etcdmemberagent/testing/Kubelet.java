@@ -237,9 +237,10 @@ public final class Kubelet implements AutoCloseable {
     String name = pod.getMetadata().getName();
     String uid = pod.getMetadata().getUid();
     try {
-      while (running.containsKey(name)) {
-        pause(100); // the previous incarnation's containers are still stopping
-      }
+      Poll.until(
+          name + "'s previous incarnation stopped",
+          Duration.ofSeconds(60),
+          () -> !running.containsKey(name));
       running.put(name, uid);
       ChartPod chartPod = pods.computeIfAbsent(name, n -> newPod(pod));
       bind(name, uid);
@@ -297,7 +298,7 @@ public final class Kubelet implements AutoCloseable {
               podsPath() + "/" + name,
               "application/json",
               "{\"gracePeriodSeconds\":0,\"preconditions\":{\"uid\":\"" + uid + "\"}}");
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | AssertionError e) {
       if (!stopped) {
         problems.add(name + " (" + uid + "): " + e);
       }

@@ -33,18 +33,20 @@ class PeerCertificateInspectorTest {
     return (PeerUrlFacts.Inspected) ((PeerTlsFacts.Inspected) facts).urls().get(0);
   }
 
+  private static TestPki.Issued endedASecondAgo(TestPki pki, Instant now) {
+    return pki.issue(
+        "ended",
+        now.minus(Duration.ofDays(1)),
+        now.minusSeconds(1),
+        List.of(),
+        List.of("127.0.0.1"));
+  }
+
   @Test
   void aCertificateThatJustEndedStillChainsToItsCa() {
     TestPki pki = new TestPki(dir, "peer");
     Instant now = Instant.now();
-    TestPki.Issued ended =
-        pki.issue(
-            "ended",
-            now.minus(Duration.ofDays(1)),
-            now.minusSeconds(1),
-            List.of(),
-            List.of("127.0.0.1"));
-    PeerUrlFacts.Inspected facts = inspect(pki, ended, now);
+    PeerUrlFacts.Inspected facts = inspect(pki, endedASecondAgo(pki, now), now);
     assertThat(facts.trust()).isEqualTo(PeerUrlFacts.Trust.TRUSTED);
     assertThat(facts.notAfter()).isBefore(now);
   }
@@ -54,14 +56,7 @@ class PeerCertificateInspectorTest {
     TestPki ours = new TestPki(dir, "ours");
     TestPki other = new TestPki(dir, "other");
     Instant now = Instant.now();
-    TestPki.Issued foreign =
-        other.issue(
-            "foreign",
-            now.minus(Duration.ofDays(1)),
-            now.minusSeconds(1),
-            List.of(),
-            List.of("127.0.0.1"));
-    PeerUrlFacts.Inspected facts = inspect(ours, foreign, now);
+    PeerUrlFacts.Inspected facts = inspect(ours, endedASecondAgo(other, now), now);
     assertThat(facts.trust()).isEqualTo(PeerUrlFacts.Trust.UNTRUSTED);
   }
 }
