@@ -46,6 +46,22 @@ class InvariantsTest {
   }
 
   @Test
+  void aPollFresherThanTheLastTruthSampleIsSettledByTheNextSample() {
+    List<History.Truth> truths = new ArrayList<>();
+    for (long t = 0; t <= 6000; t += 100) {
+      boolean leader = t >= 4100; // a leader elected between the samples at 4000 and 4100
+      truths.add(new History.Truth(t * MS, true, true, leader, false));
+    }
+    List<History.Verdict> early = List.of(new History.Verdict(4060 * MS, 200, ""));
+    assertThat(invariants.readyOnlyForAHealthyVoter(history(early, truths, List.of()))).isEmpty();
+
+    List<History.Verdict> tooEarly = List.of(new History.Verdict(3860 * MS, 200, ""));
+    assertThat(invariants.readyOnlyForAHealthyVoter(history(tooEarly, truths, List.of())))
+        .as("the next sample (3900) still has no leader")
+        .hasSize(1);
+  }
+
+  @Test
   void readinessThatOutlivesTheFaultIsCaught() {
     var h = history(readyUntil(4000, 6000, ""), truthDownAt(2000, 6000), List.of());
     assertThat(invariants.readyOnlyForAHealthyVoter(h))
