@@ -11,6 +11,7 @@ import io.etcdmemberagent.core.InitialCluster;
 import io.etcdmemberagent.core.JoinDecider;
 import io.etcdmemberagent.core.JoinFacts;
 import io.etcdmemberagent.core.JoinPlan;
+import io.etcdmemberagent.core.JoinRecord;
 import io.etcdmemberagent.core.MemberInfo;
 import io.etcdmemberagent.core.Membership;
 import io.etcdmemberagent.etcd.ClientTls;
@@ -20,6 +21,7 @@ import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -27,6 +29,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Consumer;
 
 /**
  * The {@code join} subcommand (init container): makes this pod's member a learner of the existing
@@ -45,11 +48,26 @@ public final class JoinCommand {
   private final JoinConfig config;
   private final EtcdGateway etcd;
   private final List<String> endpoints;
+  private final Consumer<JoinRecord> recorder;
+
+  /** What the last finished plan did, for the record: a sentence and the member's ID. */
+  private String outcome = "";
+
+  private long memberId;
+
+  /** The ID of this member's lost entry, once join removed it to add it again. */
+  private long replacedId;
 
   public JoinCommand(JoinConfig config, EtcdGateway etcd) {
+    this(config, etcd, record -> {});
+  }
+
+  /** {@code recorder} keeps each decision (and each new reason to wait) in the EtcdMember. */
+  public JoinCommand(JoinConfig config, EtcdGateway etcd, Consumer<JoinRecord> recorder) {
     this.config = config;
     this.etcd = etcd;
     this.endpoints = config.clusterEndpoints().stream().map(URI::toString).toList();
+    this.recorder = recorder;
   }
 
   /** Runs {@code join} with a gRPC gateway to etcd; returns the exit status. */
@@ -61,12 +79,13 @@ public final class JoinCommand {
                 new ClientTlsFiles(
                     config.tls().caCert(), config.tls().cert(), config.tls().key())));
     try (GrpcEtcdGateway etcd =
-        new GrpcEtcdGateway(
-            tls,
-            config.etcdTimeout(),
-            EtcdLogins.of(config.credentials()),
-            config.clusterEndpoints().stream().map(java.net.URI::toString).toList())) {
-      return new JoinCommand(config, etcd).run();
+            new GrpcEtcdGateway(
+                tls,
+                config.etcdTimeout(),
+                EtcdLogins.of(config.credentials()),
+                config.clusterEndpoints().stream().map(java.net.URI::toString).toList());
+        JoinRecorder recorder = JoinRecorder.connect(config, System.getenv())) {
+      return new JoinCommand(config, etcd, recorder == null ? r -> {} : recorder::record).run();
     }
   }
 
@@ -97,10 +116,13 @@ public final class JoinCommand {
               config.replaceLostMember());
       JoinPlan plan = JoinDecider.decide(facts);
       String waitReason = act(plan, membership);
+      Duration elapsed = Duration.ofNanos(System.nanoTime() - started);
       if (waitReason == null) {
+        recordDecision(plan, elapsed);
         return plan instanceof JoinPlan.Fail ? GAVE_UP : 0;
       }
-      Duration elapsed = Duration.ofNanos(System.nanoTime() - started);
+      recorder.accept(
+          new JoinRecord(JoinRecord.waiting(waitReason), waitReason, 0, Instant.now(), elapsed));
       if (!config.joinTimeout().isZero() && elapsed.compareTo(config.joinTimeout()) > 0) {
         EventLog.error(
             "join-gave-up",
@@ -108,6 +130,13 @@ public final class JoinCommand {
             GoDuration.format(config.joinTimeout()),
             "lastReason",
             waitReason);
+        recorder.accept(
+            new JoinRecord(
+                "GaveUp",
+                "gave up after " + GoDuration.format(config.joinTimeout()) + ": " + waitReason,
+                0,
+                Instant.now(),
+                elapsed));
         return GAVE_UP;
       }
       boolean due = System.nanoTime() - lastProgressLog > PROGRESS_EVERY.toNanos();
@@ -125,19 +154,31 @@ public final class JoinCommand {
     }
   }
 
+  private void recordDecision(JoinPlan plan, Duration elapsed) {
+    String decision = JoinRecord.decisionOf(plan);
+    String message = outcome;
+    if (replacedId != 0 && plan instanceof JoinPlan.AddLearner) {
+      decision = "ReplacedLostMember";
+      message = "removed the lost member " + Long.toHexString(replacedId) + " and " + outcome;
+    }
+    recorder.accept(new JoinRecord(decision, message, memberId, Instant.now(), elapsed));
+  }
+
   /** Carries out one plan; returns why to wait and try again, or null when done. */
   private String act(JoinPlan plan, Membership membership) throws IOException {
     if (plan instanceof JoinPlan.RestartFromData) {
       // etcd ignores the initial cluster when its data dir holds a member.
       writeEnv(InitialCluster.forSelf(config.name(), config.peerUrls()), "existing");
-      EventLog.info(
-          "join-restart", "detail", "the data dir holds a member: etcd continues from it");
+      outcome = "the data dir holds a member: etcd continues from it";
+      EventLog.info("join-restart", "detail", outcome);
       return null;
     }
     if (plan instanceof JoinPlan.Reuse reuse) {
       writeEnv(
           InitialCluster.forJoin((Membership.Known) membership, config.name(), config.peerUrls()),
           "existing");
+      memberId = reuse.self().id();
+      outcome = "already in the member list (not started): not added again";
       EventLog.info(
           "join-reused",
           "memberId",
@@ -150,6 +191,10 @@ public final class JoinCommand {
     }
     if (plan instanceof JoinPlan.Bootstrap) {
       writeEnv(InitialCluster.forSelf(config.name(), config.peerUrls()), "new");
+      outcome =
+          "no cluster endpoint answered for "
+              + GoDuration.format(config.bootstrapWait())
+              + ": this designated member started a new cluster";
       EventLog.warn(
           "join-bootstrap",
           "detail",
@@ -165,6 +210,7 @@ public final class JoinCommand {
       return replace(replace);
     }
     if (plan instanceof JoinPlan.Fail fail) {
+      outcome = fail.message();
       EventLog.error("join-failed", "detail", fail.message());
       return null;
     }
@@ -183,6 +229,8 @@ public final class JoinCommand {
         }
         writeEnv(
             InitialCluster.forJoin(added.members(), config.name(), config.peerUrls()), "existing");
+        memberId = added.member().id();
+        outcome = "added as learner " + Long.toHexString(memberId) + " through " + endpoint;
         EventLog.info(
             "joined-as-learner",
             "memberId",
@@ -249,6 +297,7 @@ public final class JoinCommand {
       ChangeAnswer answer = etcd.removeMember(endpoint, id);
       if (answer instanceof ChangeAnswer.Accepted
           || ((ChangeAnswer.Error) answer).message().contains("member not found")) {
+        replacedId = id;
         EventLog.warn(
             "join-replaced-lost-member",
             "memberId",

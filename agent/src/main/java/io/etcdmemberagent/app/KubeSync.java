@@ -18,13 +18,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Publishes the desired Pod conditions and events on a thread of its own, so the poll loop and
@@ -35,7 +30,6 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 final class KubeSync implements AutoCloseable {
 
-  private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
   private static final Duration EVENT_DEDUP = Duration.ofMinutes(10);
   private static final int EVENT_QUEUE = 50;
 
@@ -48,28 +42,18 @@ final class KubeSync implements AutoCloseable {
   private final Deque<PodEvent> events = new ArrayDeque<>();
   private final Map<String, Instant> eventsSent = new HashMap<>();
   private final TokenBucket writes;
-  private final ReentrantLock lock = new ReentrantLock();
-  private final Condition wake = lock.newCondition();
-  private final Thread thread;
-  private volatile boolean running = true;
+  private final WriterLoop writer;
   private final java.util.concurrent.CountDownLatch firstAttempt =
       new java.util.concurrent.CountDownLatch(1);
 
-  /** Set by {@link #offer}, cleared before waiting: no wake-up is lost between two rounds. */
-  private boolean dirty;
-
-  /** Refusals that retrying will not fix, by call: said once in the log, kept in the status. */
-  private final Map<String, String> refused = new ConcurrentHashMap<>();
+  private final Refusals refusals = new Refusals();
 
   private volatile PodView pod;
   private volatile Instant lastSync = Instant.EPOCH;
   private volatile String lastError = "";
   private volatile boolean pending = true;
   private Instant nextResync;
-  private Duration backoff = Duration.ofMillis(500);
-
-  /** After a failure no call is made before this, whatever wakes the thread. */
-  private Instant notBefore = Instant.MIN;
+  private final ApiBackoff backoff;
 
   KubeSync(PodApi api, Clock clock, Duration resyncInterval, AgentMetrics metrics) {
     this.api = api;
@@ -77,13 +61,26 @@ final class KubeSync implements AutoCloseable {
     this.resyncInterval = resyncInterval;
     this.metrics = metrics;
     this.writes = new TokenBucket(5, Duration.ofSeconds(1));
-    this.thread = new Thread(this::loop, "kube-sync");
-    this.thread.setDaemon(true);
+    this.backoff = new ApiBackoff(clock);
+    this.writer =
+        new WriterLoop(
+            "kube-sync",
+            this::step,
+            e -> {
+              lastError = e.toString();
+              EventLog.warn("kube-sync-error", "error", e.toString());
+              return backoff.after(Duration.ZERO);
+            },
+            () -> {
+              pending = computePending();
+              metrics.recordKubeState(pending, lastSync);
+              firstAttempt.countDown();
+            });
   }
 
   void start(List<PodCondition> initial) {
     desired.set(initial);
-    thread.start();
+    writer.start();
   }
 
   /**
@@ -101,8 +98,7 @@ final class KubeSync implements AutoCloseable {
   /** The latest desired state replaces any unsent one; events queue up (bounded). */
   void offer(List<PodCondition> conditions, List<PodEvent> newEvents) {
     desired.set(conditions);
-    lock.lock();
-    try {
+    synchronized (events) {
       for (PodEvent e : newEvents) {
         if (events.size() >= EVENT_QUEUE) {
           events.removeFirst();
@@ -110,11 +106,8 @@ final class KubeSync implements AutoCloseable {
         }
         events.addLast(e);
       }
-      dirty = true;
-      wake.signalAll();
-    } finally {
-      lock.unlock();
     }
+    writer.signal();
   }
 
   Map<String, Object> status() {
@@ -123,7 +116,7 @@ final class KubeSync implements AutoCloseable {
     m.put("lastSync", lastSync.equals(Instant.EPOCH) ? null : lastSync.toString());
     m.put("pending", pending);
     m.put("lastError", lastError.isEmpty() ? null : lastError);
-    m.put("refused", new TreeMap<>(refused));
+    m.put("refused", refusals.snapshot());
     return m;
   }
 
@@ -133,29 +126,13 @@ final class KubeSync implements AutoCloseable {
     return pod == null || (d != null && ledger.plan(d, clock.instant(), false).isPresent());
   }
 
-  private void loop() {
-    while (running) {
-      Duration wait;
-      try {
-        wait = step();
-      } catch (RuntimeException e) {
-        lastError = e.toString();
-        EventLog.warn("kube-sync-error", "error", e.toString());
-        wait = nextBackoff(Duration.ZERO);
-      }
-      pending = computePending();
-      metrics.recordKubeState(pending, lastSync);
-      firstAttempt.countDown();
-      sleep(wait);
-    }
-  }
-
   /** One round; returns how long to wait before the next (unless woken by a new state). */
   private Duration step() {
-    Instant now = clock.instant();
-    if (now.isBefore(notBefore)) {
-      return Duration.between(now, notBefore);
+    Optional<Duration> holdOff = backoff.holdOff();
+    if (holdOff.isPresent()) {
+      return holdOff.get();
     }
+    Instant now = clock.instant();
     if (pod == null || !now.isBefore(nextResync)) {
       Optional<Duration> failed = readPod();
       if (failed.isPresent()) {
@@ -173,10 +150,10 @@ final class KubeSync implements AutoCloseable {
       Duration took = Duration.ofNanos(System.nanoTime() - started);
       if (answer instanceof KubeAnswer.Done) {
         ledger.confirm(plan.get());
-        refused.remove("pods/status patch");
+        refusals.clear("pods/status patch");
         lastSync = clock.instant();
         lastError = "";
-        backoff = Duration.ofMillis(500);
+        backoff.reset();
         metrics.recordPatch("ok", took);
         EventLog.debug("conditions-patched", "uid", pod.uid());
       } else {
@@ -193,18 +170,18 @@ final class KubeSync implements AutoCloseable {
         EventLog.info("pod-replaced", "oldUid", pod.uid(), "newUid", read.uid());
       }
       pod = read;
-      refused.remove("pods get");
+      refusals.clear("pods get");
       ledger.adopt(read.ours());
       nextResync = clock.instant().plus(resyncInterval);
       return Optional.empty();
     } catch (PodApi.PodApiException e) {
       lastError = "read pod: " + e.answer();
       if (e.answer() instanceof KubeAnswer.Rejected) {
-        sayRefused("pods get", e.answer());
+        refusals.say("pods get", e.answer());
       } else {
         EventLog.warn("pod-read-failed", "answer", e.answer().toString());
       }
-      return Optional.of(nextBackoff(retryAfter(e.answer())));
+      return Optional.of(backoff.after(ApiBackoff.retryAfter(e.answer())));
     }
   }
 
@@ -219,27 +196,24 @@ final class KubeSync implements AutoCloseable {
     if (answer instanceof KubeAnswer.Retry) {
       metrics.recordPatch("retry", took);
       EventLog.warn("patch-failed", "detail", answer.toString());
-      return nextBackoff(retryAfter(answer));
+      return backoff.after(ApiBackoff.retryAfter(answer));
     }
     metrics.recordPatch("rejected", took);
     if (answer instanceof KubeAnswer.Rejected r && r.code() == 404) {
       // The Pod is gone, perhaps being re-created by its StatefulSet: read it again soon.
       EventLog.info("pod-missing", "detail", answer.toString());
       nextResync = clock.instant();
-      return nextBackoff(Duration.ZERO);
+      return backoff.after(Duration.ZERO);
     }
-    sayRefused("pods/status patch", answer);
-    return nextBackoff(MAX_BACKOFF);
+    refusals.say("pods/status patch", answer);
+    return backoff.after(ApiBackoff.MAX);
   }
 
   private Optional<Duration> sendEvents() {
     while (true) {
       PodEvent event;
-      lock.lock();
-      try {
+      synchronized (events) {
         event = events.peekFirst();
-      } finally {
-        lock.unlock();
       }
       if (event == null) {
         return Optional.empty();
@@ -259,89 +233,33 @@ final class KubeSync implements AutoCloseable {
       KubeAnswer answer = api.createEvent(pod.uid(), event);
       if (answer instanceof KubeAnswer.Retry) {
         metrics.recordEvent("retry");
-        return Optional.of(nextBackoff(retryAfter(answer)));
+        return Optional.of(backoff.after(ApiBackoff.retryAfter(answer)));
       }
       removeFirstEvent();
       if (answer instanceof KubeAnswer.Done) {
         eventsSent.put(key, now);
         metrics.recordEvent("ok");
-        refused.remove("events create");
+        refusals.clear("events create");
       } else {
         metrics.recordEvent("rejected");
-        sayRefused("events create", answer);
+        refusals.say("events create", answer);
       }
-    }
-  }
-
-  /**
-   * A refusal (403, 404, 422 ...) is logged once per call and kind, naming the call and the API
-   * server's own words (e.g. which verb the Role lacks); the rest of the agent carries on.
-   */
-  private void sayRefused(String call, KubeAnswer answer) {
-    String detail = answer instanceof KubeAnswer.Rejected r ? r.message() : answer.toString();
-    String previous = refused.put(call, detail);
-    if (previous == null || !previous.equals(detail)) {
-      EventLog.error("kube-refused", "call", call, "detail", detail);
     }
   }
 
   private void removeFirstEvent() {
-    lock.lock();
-    try {
+    synchronized (events) {
       events.pollFirst();
-    } finally {
-      lock.unlock();
     }
   }
 
   private Duration untilResync() {
-    Duration d = Duration.between(clock.instant(), nextResync);
-    return d.isNegative() ? Duration.ZERO : d;
-  }
-
-  private static Duration retryAfter(KubeAnswer answer) {
-    return answer instanceof KubeAnswer.Retry r ? r.after() : Duration.ZERO;
-  }
-
-  /** Jittered exponential backoff, never shorter than the server's Retry-After. */
-  private Duration nextBackoff(Duration retryAfter) {
-    long half = backoff.toMillis() / 2;
-    Duration jittered = Duration.ofMillis(half + ThreadLocalRandom.current().nextLong(half + 1));
-    Duration doubled = backoff.multipliedBy(2);
-    backoff = doubled.compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : doubled;
-    Duration wait = retryAfter.compareTo(jittered) > 0 ? retryAfter : jittered;
-    notBefore = clock.instant().plus(wait);
-    return wait;
-  }
-
-  /** Waits up to {@code d}; a new desired state or event wakes it early. */
-  private void sleep(Duration d) {
-    lock.lock();
-    try {
-      if (!running || d.isZero()) {
-        return;
-      }
-      if (!dirty) {
-        wake.await(d.toNanos(), TimeUnit.NANOSECONDS);
-      }
-      dirty = false;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      running = false;
-    } finally {
-      lock.unlock();
-    }
+    return WriterLoop.until(clock, nextResync);
   }
 
   @Override
   public void close() {
-    running = false;
-    thread.interrupt();
-    try {
-      thread.join(TimeUnit.SECONDS.toMillis(5));
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    writer.close();
     api.close();
   }
 }

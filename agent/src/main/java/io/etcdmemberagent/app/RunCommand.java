@@ -13,6 +13,7 @@ import io.etcdmemberagent.core.DiskPolicy;
 import io.etcdmemberagent.core.EventDetector;
 import io.etcdmemberagent.core.LearnerWatch;
 import io.etcdmemberagent.core.MemberEvaluator;
+import io.etcdmemberagent.core.MemberReporter;
 import io.etcdmemberagent.core.PeerTlsEvaluator;
 import io.etcdmemberagent.core.PeerTlsPolicy;
 import io.etcdmemberagent.core.PodApi;
@@ -24,6 +25,7 @@ import io.etcdmemberagent.disk.FileSystemProbe;
 import io.etcdmemberagent.etcd.GrpcEtcdGateway;
 import io.etcdmemberagent.http.HttpServer;
 import io.etcdmemberagent.http.MetricsSource;
+import io.etcdmemberagent.kube.ClientJavaMemberResourceApi;
 import io.etcdmemberagent.kube.ClientJavaPodApi;
 import io.etcdmemberagent.metrics.MicrometerMetrics;
 import io.etcdmemberagent.tls.ClientTlsFiles;
@@ -62,6 +64,7 @@ public final class RunCommand {
   private AgentState state;
   private HttpServer http;
   private KubeSync kube;
+  private MemberResourceSync memberResource;
   private ClientTlsReloader tlsReloader;
   private final Map<String, String> env;
 
@@ -101,6 +104,7 @@ public final class RunCommand {
         podApi
             .map(api -> new KubeSync(api, clock, config.kube().resyncInterval(), metrics))
             .orElse(null);
+    memberResource = podApi.isPresent() ? connectMemberResource() : null;
     ClientTlsFiles tlsFiles =
         new ClientTlsFiles(config.tls().caCert(), config.tls().cert(), config.tls().key());
     ClientTlsMaterial tlsMaterial = ClientTlsReloader.loadAtStart(tlsFiles);
@@ -199,6 +203,9 @@ public final class RunCommand {
       kube.start(DesiredConditions.starting());
       kube.awaitFirstAttempt(config.kube().timeout().multipliedBy(2));
     }
+    if (memberResource != null) {
+      memberResource.start();
+    }
     loop.start();
     EventLog.info(
         "started",
@@ -261,15 +268,49 @@ public final class RunCommand {
     }
   }
 
-  /** Hands each poll's desired conditions and events to the Kubernetes publisher, if any. */
+  /**
+   * The EtcdMember writer when {@code --member-resource} is not off (auto and on both start it: it
+   * finds out itself whether the CRD is served, and says so).
+   */
+  private MemberResourceSync connectMemberResource() throws StartupException {
+    KubeSettings k = config.kube();
+    if (k.memberResource().equals("off")) {
+      return null;
+    }
+    try {
+      return new MemberResourceSync(
+          ClientJavaMemberResourceApi.connect(
+              k.kubeconfig(),
+              k.conditionPrefix(),
+              k.podNamespace().get(),
+              k.podName().get(),
+              k.timeout()),
+          clock,
+          k.resyncInterval(),
+          k.memberResource().equals("on"),
+          ClientJavaMemberResourceApi.PLURAL + "." + k.conditionPrefix());
+    } catch (IOException | RuntimeException e) {
+      throw new StartupException("cannot set up the Kubernetes client: " + rootMessage(e), e);
+    }
+  }
+
+  /**
+   * Hands each poll's desired conditions and events to the Kubernetes publisher, and its member
+   * report to the EtcdMember writer, if any.
+   */
   private Consumer<PollOutcome> publisher() {
     if (kube == null) {
       return outcome -> {};
     }
     EventDetector events = new EventDetector(config.kube().downEventAfter());
-    return outcome ->
-        kube.offer(
-            DesiredConditions.from(outcome.verdict(), outcome.progress()), events.observe(outcome));
+    MemberReporter reporter = new MemberReporter(Version.current(), config.disk().quotaBytes());
+    return outcome -> {
+      kube.offer(
+          DesiredConditions.from(outcome.verdict(), outcome.progress()), events.observe(outcome));
+      if (memberResource != null) {
+        memberResource.offer(reporter.observe(outcome));
+      }
+    };
   }
 
   /**
@@ -296,11 +337,15 @@ public final class RunCommand {
     agent.put("stallTimeout", GoDuration.format(config.promotion().stallTimeout()));
     agent.put("dataDir", config.disk().dataDir().map(Object::toString).orElse(null));
     agent.put("kube", kubeDescription());
+    agent.put("memberResource", config.kube().memberResource());
     Map<String, Object> extras = new LinkedHashMap<>();
     extras.put("agent", agent);
     extras.put("tls", tlsReloader.status());
     if (kube != null) {
       extras.put("kube", kube.status());
+    }
+    if (memberResource != null) {
+      extras.put("memberResource", memberResource.status());
     }
     return extras;
   }
@@ -338,7 +383,7 @@ public final class RunCommand {
   }
 
   private void closeQuietly() {
-    for (AutoCloseable c : new AutoCloseable[] {loop, kube, http, etcd, metrics}) {
+    for (AutoCloseable c : new AutoCloseable[] {loop, kube, memberResource, http, etcd, metrics}) {
       if (c == null) {
         continue;
       }

@@ -28,7 +28,22 @@ public record Flag(String name, String defaultValue, String help) {
 
   /** A subcommand's flags: its own, then the shared ones. */
   static List<Flag> withShared(Flag... own) {
-    List<Flag> all = new ArrayList<>(List.of(own));
+    return withShared(List.of(own));
+  }
+
+  /** Groups of flags, in order. */
+  @SafeVarargs
+  static List<Flag> concat(List<Flag>... groups) {
+    List<Flag> all = new ArrayList<>();
+    for (List<Flag> group : groups) {
+      all.addAll(group);
+    }
+    return all;
+  }
+
+  /** A subcommand's flags: its own, then the shared ones. */
+  static List<Flag> withShared(List<Flag> own) {
+    List<Flag> all = new ArrayList<>(own);
     all.addAll(TLS_AND_LOGGING);
     return List.copyOf(all);
   }

@@ -25,44 +25,58 @@ public record JoinConfig(
     Optional<Path> etcdConfigFile,
     TlsFiles tls,
     EtcdCredentials credentials,
-    LogConfig log) {
+    LogConfig log,
+    KubeSettings kube) {
 
   public static final List<Flag> FLAGS =
       Flag.withShared(
-          new Flag("name", null, "this member's name (default: $POD_NAME, the Pod name)"),
-          new Flag("peer-urls", null, "comma list of this member's advertised peer URLs"),
-          new Flag("client-urls", "", "comma list of this member's advertised client URLs"),
-          new Flag(
-              "cluster-endpoints",
-              "",
-              "comma list of client URLs of the cluster's voters or its client Service"),
-          new Flag("data-dir", null, "the etcd data dir of this member (only read, never changed)"),
-          new Flag(
-              "env-file", null, "where to write the environment file the etcd container sources"),
-          new Flag(
-              "bootstrap-member",
-              "",
-              "name of the one member that may start a new cluster (e.g. etcd-0)"),
-          new Flag(
-              "bootstrap-wait",
-              "30s",
-              "the bootstrap member starts a new cluster only after no endpoint answered this long"),
-          new Flag("join-timeout", "0", "give up after this long (0: wait as long as it takes)"),
-          new Flag(
-              "replace-lost-member",
-              "false",
-              "if this member started before but its data dir is empty, remove and re-add it"),
-          new Flag("initial-cluster-token", "", "ETCD_INITIAL_CLUSTER_TOKEN for a new cluster"),
-          new Flag("etcd-timeout", "2s", "deadline of every etcd call"),
-          new Flag(
-              "etcd-config-template",
-              "",
-              "an etcd --config-file of static settings; with --etcd-config-file, join writes it"
-                  + " completed with its decision (for etcd images without a shell)"),
-          new Flag(
-              "etcd-config-file",
-              "",
-              "where to write the completed etcd config file (with --etcd-config-template)"));
+          Flag.concat(
+              List.of(
+                  new Flag("name", null, "this member's name (default: $POD_NAME, the Pod name)"),
+                  new Flag("peer-urls", null, "comma list of this member's advertised peer URLs"),
+                  new Flag("client-urls", "", "comma list of this member's advertised client URLs"),
+                  new Flag(
+                      "cluster-endpoints",
+                      "",
+                      "comma list of client URLs of the cluster's voters or its client Service"),
+                  new Flag(
+                      "data-dir",
+                      null,
+                      "the etcd data dir of this member (only read, never changed)"),
+                  new Flag(
+                      "env-file",
+                      null,
+                      "where to write the environment file the etcd container sources"),
+                  new Flag(
+                      "bootstrap-member",
+                      "",
+                      "name of the one member that may start a new cluster (e.g. etcd-0)"),
+                  new Flag(
+                      "bootstrap-wait",
+                      "30s",
+                      "the bootstrap member starts a new cluster only after no endpoint answered this long"),
+                  new Flag(
+                      "join-timeout", "0", "give up after this long (0: wait as long as it takes)"),
+                  new Flag(
+                      "replace-lost-member",
+                      "false",
+                      "if this member started before but its data dir is empty, remove and re-add it"),
+                  new Flag(
+                      "initial-cluster-token", "", "ETCD_INITIAL_CLUSTER_TOKEN for a new cluster"),
+                  new Flag("etcd-timeout", "2s", "deadline of every etcd call"),
+                  new Flag(
+                      "etcd-config-template",
+                      "",
+                      "an etcd --config-file of static settings; with --etcd-config-file, join writes it"
+                          + " completed with its decision (for etcd images without a shell)"),
+                  new Flag(
+                      "etcd-config-file",
+                      "",
+                      "where to write the completed etcd config file (with --etcd-config-template)")),
+              KubeSettings.SHARED_FLAGS));
+
+  /** join records its decision in the EtcdMember; these only matter to {@code run}. */
+  private static final Duration RUN_ONLY = Duration.ofMinutes(5);
 
   public static JoinConfig parse(List<String> args, Map<String, String> env)
       throws ConfigException {
@@ -118,6 +132,7 @@ public record JoinConfig(
         configFile,
         tls,
         EtcdCredentials.parse(v),
-        RunConfig.logConfig(v));
+        RunConfig.logConfig(v),
+        KubeSettings.parse(v, env, RUN_ONLY, RUN_ONLY));
   }
 }

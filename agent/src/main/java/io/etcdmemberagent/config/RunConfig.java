@@ -5,7 +5,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 
 /** The immutable configuration of the {@code run} subcommand. */
 public record RunConfig(
@@ -30,129 +29,137 @@ public record RunConfig(
 
   public static final List<Flag> FLAGS =
       Flag.withShared(
-          new Flag("etcd-endpoint", "http://127.0.0.1:2379", "client URL of the local etcd member"),
-          new Flag(
-              "cluster-endpoints",
-              "",
-              "comma list of client URLs of voters or the client Service, for member list and"
-                  + " leader calls (default: the voters' client URLs from the member list; a"
-                  + " learner needs it until it has seen one)"),
-          new Flag(
-              "peer-urls",
-              "",
-              "comma list of this member's advertised peer URLs: identifies a learner in the"
-                  + " member list before it has started"),
-          new Flag("http-host", "0.0.0.0", "address the HTTP server binds"),
-          new Flag("http-port", "9379", "port of /readyz, /livez, /status, /metrics (0: any free)"),
-          new Flag("poll-interval", "1s", "time between polls of etcd"),
-          new Flag("etcd-timeout", "2s", "deadline of every etcd call"),
-          new Flag("max-lag-entries", "5000", "in-sync when leader raftIndex - applied <= this"),
-          new Flag(
-              "ready-success-threshold",
-              "1",
-              "healthy polls in a row before /readyz is 200 again after a failed one (failing is"
-                  + " immediate)"),
-          new Flag(
-              "promote", "true", "promote this learner when our rule holds (false: observe only)"),
-          new Flag(
-              "promote-stable-polls",
-              "2",
-              "consecutive polls the whole rule must hold (lag within --max-lag-entries) before promoting"),
-          new Flag(
-              "learner-poll-interval",
-              "200ms",
-              "time between polls while this member is a learner"),
-          new Flag(
-              "promote-backoff",
-              "500ms",
-              "first wait after etcd refuses a promote; doubles, with jitter"),
-          new Flag("promote-max-backoff", "10s", "longest wait between promote attempts"),
-          new Flag(
-              "stall-timeout", "5m", "report a learner stalled after this long without progress"),
-          new Flag("data-dir", "", "etcd's data dir: enables the disk check (disk-healthy)"),
-          new Flag("disk-free-critical", "5%", "the disk check fails below this free space"),
-          new Flag("disk-free-warning", "15%", "below this free space is reported, not failed"),
-          new Flag(
-              "fsync-probe-interval",
-              "30s",
-              "how often to time a 4 KiB write+fsync next to the data dir"),
-          new Flag("fsync-critical", "500ms", "the disk check fails when write+fsync is slower"),
-          new Flag(
-              "quota-backend-bytes",
-              "2147483648",
-              "the member's --quota-backend-bytes (etcd default 2 GiB)"),
-          new Flag(
-              "quota-critical",
-              "95%",
-              "the disk check fails when the backend reaches this share of the quota"),
-          new Flag(
-              "disk-gates-readiness", "true", "a failing disk check makes the member not ready"),
-          new Flag(
-              "inodes-free-critical", "5%", "the disk check fails below this share of free inodes"),
-          new Flag(
-              "inodes-free-warning",
-              "10%",
-              "below this share of free inodes is reported, not failed"),
-          new Flag(
-              "nospace-fails-readiness",
-              "false",
-              "a NOSPACE alarm makes the member not ready (reads still work; CORRUPT always does)"),
-          new Flag(
-              "peer-cert",
-              "",
-              "PEM peer certificate of this member, judged when its peer port cannot be dialled"),
-          new Flag(
-              "peer-cacert",
-              "",
-              "PEM CA bundle the peer certificates must chain to (peer-tls check)"),
-          new Flag(
-              "cert-expiry-warning",
-              "720h",
-              "the peer-tls check fails when a peer certificate ends within this time"),
-          new Flag(
-              "peer-tls-check-interval",
-              "1m",
-              "how often to inspect this member's peer certificate (and at once when its peer URLs change)"),
-          new Flag(
-              "peer-tls-gates-readiness",
-              "false",
-              "a failing peer-tls check makes the member not ready"),
-          new Flag(
-              "tls-reload-interval",
-              "10s",
-              "how often to re-read --cacert/--cert/--key and use changed files without a restart"),
-          new Flag(
-              "kube",
-              "auto",
-              "publish Pod conditions and events: auto (in a Pod or with a kubeconfig), on, off"),
-          new Flag("kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, else in-cluster)"),
-          new Flag("pod-name", "", "this Pod's name (default: $POD_NAME, from the downward API)"),
-          new Flag(
-              "pod-namespace", "", "this Pod's namespace (default: $POD_NAMESPACE, downward API)"),
-          new Flag("condition-prefix", "etcd-member-agent.io", "prefix of our Pod condition types"),
-          new Flag("kube-timeout", "5s", "timeout of every Kubernetes API call"),
-          new Flag(
-              "resync-interval",
-              "5m",
-              "re-read the Pod this often and restore our conditions if something removed them"),
-          new Flag(
-              "down-event-after",
-              "30s",
-              "post a LocalMemberDown event when the local etcd has not answered this long"),
-          new Flag(
-              "exit-after",
-              "0s",
-              "stop on its own after this long, as on SIGTERM (0s: never); for training runs that"
-                  + " make a class-data-sharing archive"));
+          Flag.concat(
+              List.of(
+                  new Flag(
+                      "etcd-endpoint",
+                      "http://127.0.0.1:2379",
+                      "client URL of the local etcd member"),
+                  new Flag(
+                      "cluster-endpoints",
+                      "",
+                      "comma list of client URLs of voters or the client Service, for member list and"
+                          + " leader calls (default: the voters' client URLs from the member list; a"
+                          + " learner needs it until it has seen one)"),
+                  new Flag(
+                      "peer-urls",
+                      "",
+                      "comma list of this member's advertised peer URLs: identifies a learner in the"
+                          + " member list before it has started"),
+                  new Flag("http-host", "0.0.0.0", "address the HTTP server binds"),
+                  new Flag(
+                      "http-port",
+                      "9379",
+                      "port of /readyz, /livez, /status, /metrics (0: any free)"),
+                  new Flag("poll-interval", "1s", "time between polls of etcd"),
+                  new Flag("etcd-timeout", "2s", "deadline of every etcd call"),
+                  new Flag(
+                      "max-lag-entries", "5000", "in-sync when leader raftIndex - applied <= this"),
+                  new Flag(
+                      "ready-success-threshold",
+                      "1",
+                      "healthy polls in a row before /readyz is 200 again after a failed one (failing is"
+                          + " immediate)"),
+                  new Flag(
+                      "promote",
+                      "true",
+                      "promote this learner when our rule holds (false: observe only)"),
+                  new Flag(
+                      "promote-stable-polls",
+                      "2",
+                      "consecutive polls the whole rule must hold (lag within --max-lag-entries) before promoting"),
+                  new Flag(
+                      "learner-poll-interval",
+                      "200ms",
+                      "time between polls while this member is a learner"),
+                  new Flag(
+                      "promote-backoff",
+                      "500ms",
+                      "first wait after etcd refuses a promote; doubles, with jitter"),
+                  new Flag("promote-max-backoff", "10s", "longest wait between promote attempts"),
+                  new Flag(
+                      "stall-timeout",
+                      "5m",
+                      "report a learner stalled after this long without progress"),
+                  new Flag(
+                      "data-dir", "", "etcd's data dir: enables the disk check (disk-healthy)"),
+                  new Flag(
+                      "disk-free-critical", "5%", "the disk check fails below this free space"),
+                  new Flag(
+                      "disk-free-warning", "15%", "below this free space is reported, not failed"),
+                  new Flag(
+                      "fsync-probe-interval",
+                      "30s",
+                      "how often to time a 4 KiB write+fsync next to the data dir"),
+                  new Flag(
+                      "fsync-critical", "500ms", "the disk check fails when write+fsync is slower"),
+                  new Flag(
+                      "quota-backend-bytes",
+                      "2147483648",
+                      "the member's --quota-backend-bytes (etcd default 2 GiB)"),
+                  new Flag(
+                      "quota-critical",
+                      "95%",
+                      "the disk check fails when the backend reaches this share of the quota"),
+                  new Flag(
+                      "disk-gates-readiness",
+                      "true",
+                      "a failing disk check makes the member not ready"),
+                  new Flag(
+                      "inodes-free-critical",
+                      "5%",
+                      "the disk check fails below this share of free inodes"),
+                  new Flag(
+                      "inodes-free-warning",
+                      "10%",
+                      "below this share of free inodes is reported, not failed"),
+                  new Flag(
+                      "nospace-fails-readiness",
+                      "false",
+                      "a NOSPACE alarm makes the member not ready (reads still work; CORRUPT always does)"),
+                  new Flag(
+                      "peer-cert",
+                      "",
+                      "PEM peer certificate of this member, judged when its peer port cannot be dialled"),
+                  new Flag(
+                      "peer-cacert",
+                      "",
+                      "PEM CA bundle the peer certificates must chain to (peer-tls check)"),
+                  new Flag(
+                      "cert-expiry-warning",
+                      "720h",
+                      "the peer-tls check fails when a peer certificate ends within this time"),
+                  new Flag(
+                      "peer-tls-check-interval",
+                      "1m",
+                      "how often to inspect this member's peer certificate (and at once when its peer URLs change)"),
+                  new Flag(
+                      "peer-tls-gates-readiness",
+                      "false",
+                      "a failing peer-tls check makes the member not ready"),
+                  new Flag(
+                      "tls-reload-interval",
+                      "10s",
+                      "how often to re-read --cacert/--cert/--key and use changed files without a restart")),
+              KubeSettings.SHARED_FLAGS,
+              List.of(
+                  new Flag(
+                      "resync-interval",
+                      "5m",
+                      "re-read the Pod this often and restore our conditions if something removed them"),
+                  new Flag(
+                      "down-event-after",
+                      "30s",
+                      "post a LocalMemberDown event when the local etcd has not answered this long"),
+                  new Flag(
+                      "exit-after",
+                      "0s",
+                      "stop on its own after this long, as on SIGTERM (0s: never); for training runs that"
+                          + " make a class-data-sharing archive"))));
 
   /** An IPv4 or IPv6 literal or a host name (what a listening address can be). */
   private static final String HOST =
       "[0-9A-Za-z]([-0-9A-Za-z.]*[0-9A-Za-z])?|\\[?[0-9A-Fa-f:.]+\\]?";
-
-  /** Kubernetes object names: a DNS subdomain (Pods) and a DNS label (namespaces). */
-  private static final String DNS_SUBDOMAIN = "(?=.{1,253}$)[a-z0-9]([-a-z0-9.]*[a-z0-9])?";
-
-  private static final String DNS_LABEL = "(?=.{1,63}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?";
 
   public static RunConfig parse(List<String> args, Map<String, String> env) throws ConfigException {
     FlagValues v = FlagValues.parse(FLAGS, args, env, Subcommands.allEnvNames());
@@ -239,35 +246,8 @@ public record RunConfig(
   }
 
   private static KubeSettings kube(FlagValues v, Map<String, String> env) throws ConfigException {
-    String prefix = v.string("condition-prefix");
-    if (!prefix.matches("[a-z0-9]([-a-z0-9.]*[a-z0-9])?")) {
-      throw new ConfigException(
-          "invalid value \""
-              + prefix
-              + "\" for --condition-prefix: expected a DNS subdomain"
-              + " such as etcd-member-agent.io");
-    }
-    Optional<String> kubeconfig =
-        v.optional("kubeconfig").or(() -> Optional.ofNullable(env.get("KUBECONFIG")));
-    if (kubeconfig.isPresent() && !java.nio.file.Files.isReadable(Path.of(kubeconfig.get()))) {
-      throw new ConfigException(
-          "invalid value \"" + kubeconfig.get() + "\" for --kubeconfig: no such readable file");
-    }
-    return new KubeSettings(
-        v.choice("kube", List.of("auto", "on", "off")),
-        kubeconfig.map(Path::of),
-        v.optionalMatching("pod-name", DNS_SUBDOMAIN, "a Pod name (a DNS subdomain)")
-            .or(() -> nonBlank(env.get("POD_NAME"))),
-        v.optionalMatching("pod-namespace", DNS_LABEL, "a namespace name (a DNS label)")
-            .or(() -> nonBlank(env.get("POD_NAMESPACE"))),
-        prefix,
-        v.positiveDuration("kube-timeout"),
-        v.positiveDuration("resync-interval"),
-        v.positiveDuration("down-event-after"));
-  }
-
-  private static Optional<String> nonBlank(String s) {
-    return s == null || s.isBlank() ? Optional.empty() : Optional.of(s.trim());
+    return KubeSettings.parse(
+        v, env, v.positiveDuration("resync-interval"), v.positiveDuration("down-event-after"));
   }
 
   static LogConfig logConfig(FlagValues v) throws ConfigException {

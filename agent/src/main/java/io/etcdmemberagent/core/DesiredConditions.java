@@ -45,13 +45,7 @@ public final class DesiredConditions {
    */
   private static PodCondition alarmsClear(Verdict verdict) {
     Check check = verdict.check(CheckNames.ALARMS).orElseThrow();
-    List<String> own =
-        verdict.alarms().stream()
-            .filter(a -> a.memberId() == verdict.memberId())
-            .map(Alarm::type)
-            .distinct()
-            .sorted()
-            .toList();
+    List<String> own = verdict.ownAlarms();
     if (!own.isEmpty()) {
       String reason =
           own.contains("CORRUPT") ? "Corrupt" : own.contains("NOSPACE") ? "NoSpace" : "Alarm";

@@ -5,7 +5,8 @@ import java.util.List;
 /**
  * What the local member said about itself in answer to {@code Status}. {@code storageVersion},
  * {@code dbSizeQuota} and {@code downgrade} come from etcd 3.6 on: empty, 0 and {@link
- * DowngradeState#NONE} from older members.
+ * DowngradeState#NONE} from older members. {@code clusterId} is from the answer's header (0 when
+ * not known).
  */
 public record LocalStatus(
     long memberId,
@@ -20,7 +21,8 @@ public record LocalStatus(
     List<String> errors,
     String storageVersion,
     long dbSizeQuota,
-    DowngradeState downgrade) {
+    DowngradeState downgrade,
+    long clusterId) {
 
   public LocalStatus {
     errors = List.copyOf(errors);
@@ -51,7 +53,8 @@ public record LocalStatus(
         errors,
         "",
         0,
-        DowngradeState.NONE);
+        DowngradeState.NONE,
+        0);
   }
 
   public boolean hasLeader() {

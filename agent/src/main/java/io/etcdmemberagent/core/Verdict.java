@@ -37,6 +37,16 @@ public record Verdict(
     return new Verdict(decidedAt, state, stateDetail, memberId, lag, more, alarms, disk, peerTls);
   }
 
+  /** The types of the alarms raised for this member, sorted, each once. */
+  public List<String> ownAlarms() {
+    return alarms.stream()
+        .filter(a -> a.memberId() == memberId)
+        .map(Alarm::type)
+        .distinct()
+        .sorted()
+        .toList();
+  }
+
   public Optional<Check> check(String name) {
     return checks.stream().filter(c -> c.name().equals(name)).findFirst();
   }

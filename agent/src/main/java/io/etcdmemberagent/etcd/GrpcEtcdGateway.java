@@ -113,7 +113,8 @@ public final class GrpcEtcdGateway implements EtcdGateway {
               List.copyOf(r.getErrorsList()),
               text(newer, STORAGE_VERSION),
               varint(newer, DB_SIZE_QUOTA),
-              downgrade(newer)));
+              downgrade(newer),
+              r.getHeader().getClusterId()));
     } catch (StatusRuntimeException e) {
       return classify(endpoint, e);
     } catch (RuntimeException e) {

@@ -19,12 +19,8 @@ import io.kubernetes.client.openapi.models.V1ObjectReference;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodCondition;
 import io.kubernetes.client.openapi.models.V1Status;
-import io.kubernetes.client.util.ClientBuilder;
-import io.kubernetes.client.util.KubeConfig;
 import io.kubernetes.client.util.PatchUtils;
 import java.io.IOException;
-import java.io.Reader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -38,14 +34,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
-import okhttp3.OkHttpClient;
 
 /**
  * {@link PodApi} with the Kubernetes client-java: GET the Pod, strategic merge patch of {@code
  * pods/status} carrying only our conditions and {@code metadata.uid} as a precondition, POST
- * events. Every call has connect, read and write timeouts (client-java's read timeout is infinite
- * by default).
+ * events. Every call has timeouts ({@link KubeClients}).
  */
 public final class ClientJavaPodApi implements PodApi {
 
@@ -67,31 +60,8 @@ public final class ClientJavaPodApi implements PodApi {
   public static ClientJavaPodApi connect(
       Optional<Path> kubeconfig, String namespace, String podName, String prefix, Duration timeout)
       throws IOException {
-    ApiClient client;
-    Optional<BearerTokenFile> tokenFile;
-    if (kubeconfig.isPresent()) {
-      try (Reader reader = Files.newBufferedReader(kubeconfig.get(), StandardCharsets.UTF_8)) {
-        KubeConfig config = KubeConfig.loadKubeConfig(reader);
-        tokenFile = BearerTokenFile.of(config, kubeconfig.get());
-        client = ClientBuilder.kubeconfig(config).build();
-      }
-    } else {
-      client = ClientBuilder.cluster().build();
-      tokenFile = Optional.of(new BearerTokenFile(BearerTokenFile.IN_CLUSTER));
-    }
-    long millis = timeout.toMillis();
-    OkHttpClient.Builder http = client.getHttpClient().newBuilder();
-    // Added last, so it runs after client-java's own (cached) token and replaces it.
-    tokenFile.ifPresent(http::addInterceptor);
-    client.setHttpClient(
-        http.connectTimeout(millis, TimeUnit.MILLISECONDS)
-            .readTimeout(millis, TimeUnit.MILLISECONDS)
-            .writeTimeout(millis, TimeUnit.MILLISECONDS)
-            .callTimeout(millis * 2, TimeUnit.MILLISECONDS)
-            // The publisher retries with backoff and Retry-After; no silent retries below it.
-            .retryOnConnectionFailure(false)
-            .build());
-    return new ClientJavaPodApi(client, namespace, podName, prefix);
+    return new ClientJavaPodApi(
+        KubeClients.connect(kubeconfig, timeout), namespace, podName, prefix);
   }
 
   /** True when this process runs in a Pod with a service account token. */
@@ -241,7 +211,6 @@ public final class ClientJavaPodApi implements PodApi {
 
   @Override
   public void close() {
-    client.getHttpClient().dispatcher().executorService().shutdown();
-    client.getHttpClient().connectionPool().evictAll();
+    KubeClients.close(client);
   }
 }

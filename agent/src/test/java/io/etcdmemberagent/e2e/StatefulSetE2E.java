@@ -39,6 +39,10 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class StatefulSetE2E {
 
+  static final String GROUP = "etcd-member-agent.io";
+  static final Path MEMBER_CRD =
+      Path.of("..", "deploy", "crds", "etcdmembers.etcd-member-agent.io.yaml");
+
   static final String NS = "db";
   static final String VERSION = EtcdBinaries.primary();
 
@@ -71,6 +75,9 @@ class StatefulSetE2E {
       network.addHost("etcd-client." + NS + ".svc", network.gatewayIp());
       kube.startControllerManager();
       kube.createNamespace(NS);
+      kube.kubectl("apply", "--server-side", "-f", MEMBER_CRD.toString());
+      kube.kubectl(
+          "wait", "--for=condition=Established", "--timeout=30s", "crd/etcdmembers." + GROUP);
       System.out.println("control plane " + kube.version() + ", etcd " + VERSION);
 
       long started = System.nanoTime();
@@ -97,6 +104,28 @@ class StatefulSetE2E {
       assertThat(reasons(kube).stream().filter("JoinedAsLearner"::equals).count())
           .as("etcd-1..etcd-4 each joined as a learner first")
           .isEqualTo(4);
+      Map<String, String> memberObjects = awaitMembersAgreeOnTheLeader(kube, 5);
+      Map<String, JsonObject> members = etcdMembers(kube);
+      System.out.println(kube.kubectl("get", "etcdmembers", "-o", "wide", "-n", NS));
+      for (int i = 1; i < 5; i++) {
+        JsonObject status = members.get("etcd-" + i).getAsJsonObject("status");
+        assertThat(transitionReasons(status))
+            .as("etcd-%d's own story", i)
+            .containsSubsequence("JoinedAsLearner", "PromotedAsVotingMember");
+        assertThat(status.getAsJsonObject("join").get("decision").getAsString())
+            .as("etcd-%d's join decision", i)
+            .isEqualTo("AddedAsLearner");
+        assertThat(status.getAsJsonObject("join").get("memberID").getAsString())
+            .isEqualTo(Long.toHexString(ids.get("etcd-" + i)));
+      }
+      assertThat(
+              members
+                  .get("etcd-0")
+                  .getAsJsonObject("status")
+                  .getAsJsonObject("join")
+                  .get("decision")
+                  .getAsString())
+          .isEqualTo("BootstrappedCluster");
 
       started = System.nanoTime();
       Instant rollStarted = Instant.now();
@@ -118,6 +147,17 @@ class StatefulSetE2E {
           kubelet.fewestRunning(rollStarted, rollEnded),
           kubelet.fewestReady(rollStarted, rollEnded));
       assertThat(kubelet.problems()).isEmpty();
+      assertThat(awaitMembersAgreeOnTheLeader(kube, 5))
+          .as("the same EtcdMember objects: they outlive their Pods")
+          .isEqualTo(memberObjects);
+      assertThat(etcdMembers(kube).values())
+          .allMatch(
+              m ->
+                  m.getAsJsonObject("status")
+                      .getAsJsonObject("join")
+                      .get("decision")
+                      .getAsString()
+                      .equals("RestartedFromData"));
 
       started = System.nanoTime();
       String before = uids(kube).get("etcd-2");
@@ -141,11 +181,64 @@ class StatefulSetE2E {
           .as("the agent of the new Pod writes to it")
           .contains(after);
       assertThat(idsByName()).isEqualTo(ids);
+      assertThat(awaitMembersAgreeOnTheLeader(kube, 5)).isEqualTo(memberObjects);
       System.out.printf("deleted Pod re-created and Ready in %.1f s%n", seconds(started));
       assertThat(kubelet.problems()).isEmpty();
     } finally {
       client.close();
     }
+  }
+
+  /** The EtcdMember objects by name. */
+  private static Map<String, JsonObject> etcdMembers(KubeControlPlane kube) {
+    Map<String, JsonObject> byName = new java.util.TreeMap<>();
+    for (var item :
+        kube.admin()
+            .getJson("/apis/" + GROUP + "/v1alpha1/namespaces/" + NS + "/etcdmembers")
+            .getAsJsonArray("items")) {
+      JsonObject o = item.getAsJsonObject();
+      byName.put(o.getAsJsonObject("metadata").get("name").getAsString(), o);
+    }
+    return byName;
+  }
+
+  private static List<String> transitionReasons(JsonObject status) {
+    List<String> out = new java.util.ArrayList<>();
+    for (var t : status.getAsJsonArray("transitions")) {
+      out.add(t.getAsJsonObject().get("reason").getAsString());
+    }
+    return out;
+  }
+
+  /**
+   * Waits until there are {@code n} EtcdMembers, all ready, exactly one a Leader, and every
+   * object's leaderID is that leader's memberID; returns their UIDs by name.
+   */
+  private static Map<String, String> awaitMembersAgreeOnTheLeader(KubeControlPlane kube, int n) {
+    Poll.until(
+        n + " EtcdMembers agreeing on one leader",
+        Duration.ofSeconds(60),
+        () -> {
+          Map<String, JsonObject> members = etcdMembers(kube);
+          java.util.Set<String> leaders = new java.util.TreeSet<>();
+          java.util.Set<String> named = new java.util.TreeSet<>();
+          for (JsonObject m : members.values()) {
+            JsonObject s = m.getAsJsonObject("status");
+            if (s == null || !s.has("ready") || !s.get("ready").getAsBoolean()) {
+              return false;
+            }
+            if (s.get("role").getAsString().equals("Leader")) {
+              leaders.add(s.get("memberID").getAsString());
+            }
+            named.add(s.has("leaderID") ? s.get("leaderID").getAsString() : "");
+          }
+          return members.size() == n && leaders.size() == 1 && named.equals(leaders);
+        });
+    Map<String, String> uids = new java.util.TreeMap<>();
+    etcdMembers(kube)
+        .forEach(
+            (name, o) -> uids.put(name, o.getAsJsonObject("metadata").get("uid").getAsString()));
+    return uids;
   }
 
   /** The invariant checked before every Ready=True: the Pod's member is a started voter. */

@@ -2,6 +2,7 @@ package io.etcdmemberagent.ship;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 
 import com.marcnuri.helm.Helm;
 import com.marcnuri.helm.LintResult;
@@ -220,13 +221,32 @@ class HelmChartTest {
   void rbacIsTheMinimumTheAgentCalls() throws IOException {
     V1Role role = render(t -> t).one(V1Role.class);
     assertThat(role.getRules())
-        .extracting(V1PolicyRule::getResources, V1PolicyRule::getVerbs)
+        .extracting(V1PolicyRule::getApiGroups, V1PolicyRule::getResources, V1PolicyRule::getVerbs)
         .containsExactlyInAnyOrder(
-            org.assertj.core.groups.Tuple.tuple(List.of("pods"), List.of("get")),
-            org.assertj.core.groups.Tuple.tuple(List.of("pods/status"), List.of("patch")),
-            org.assertj.core.groups.Tuple.tuple(List.of("events"), List.of("create")));
-    assertThat(role.getRules())
+            tuple(List.of(""), List.of("pods"), List.of("get")),
+            tuple(List.of(""), List.of("pods/status"), List.of("patch")),
+            tuple(List.of(""), List.of("events"), List.of("create")),
+            tuple(
+                List.of("etcd-member-agent.io"), List.of("etcdmembers"), List.of("get", "create")),
+            tuple(
+                List.of("etcd-member-agent.io"), List.of("etcdmembers/status"), List.of("patch")));
+    V1Role without = render(t -> t.set("agent.memberResource", "off")).one(V1Role.class);
+    assertThat(without.getRules())
+        .as("--member-resource=off needs no EtcdMember permission")
         .allSatisfy(rule -> assertThat(rule.getApiGroups()).containsExactly(""));
+    V1Role otherGroup =
+        render(t -> t.set("agent.conditionPrefix", "etcd.example.com")).one(V1Role.class);
+    assertThat(otherGroup.getRules())
+        .extracting(V1PolicyRule::getApiGroups)
+        .contains(List.of("etcd.example.com"));
+  }
+
+  @Test
+  void theCrdShipsInTheChartAndAsPlainYamlAlike() throws IOException {
+    String name = "etcdmembers.etcd-member-agent.io.yaml";
+    assertThat(java.nio.file.Files.readString(CHART.resolve("crds").resolve(name)))
+        .isEqualTo(
+            java.nio.file.Files.readString(CHART.resolve("../../deploy/crds").resolve(name)));
   }
 
   @Test

@@ -91,6 +91,13 @@ public final class EtcdTestClient implements AutoCloseable {
         .memberPromote(MemberPromoteRequest.newBuilder().setID(memberId).build());
   }
 
+  /** Asks the leader at {@code leaderEndpoint} to hand leadership to {@code target}. */
+  public void moveLeader(String leaderEndpoint, long target) {
+    MaintenanceGrpc.newBlockingStub(channel(leaderEndpoint))
+        .withDeadlineAfter(10, TimeUnit.SECONDS)
+        .moveLeader(io.etcd.jetcd.api.MoveLeaderRequest.newBuilder().setTargetID(target).build());
+  }
+
   /** A linearizable get (the default), with a deadline. */
   public void get(String endpoint, String key, long deadlineMillis) {
     KVGrpc.newBlockingStub(channel(endpoint))

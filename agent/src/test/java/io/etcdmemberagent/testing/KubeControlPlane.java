@@ -188,11 +188,16 @@ public final class KubeControlPlane implements AutoCloseable {
 
   /** kube-controller-manager with only the StatefulSet and disruption controllers, as admin. */
   public void startControllerManager() {
+    startControllerManager("statefulset,disruption");
+  }
+
+  /** kube-controller-manager with only these controllers (a comma list), as admin. */
+  public void startControllerManager(String controllers) {
     List<String> command =
         List.of(
             KubeBinaries.controllerManager().toString(),
             "--kubeconfig=" + adminKubeconfig(),
-            "--controllers=statefulset,disruption",
+            "--controllers=" + controllers,
             "--leader-elect=false",
             "--secure-port=0",
             "--use-service-account-credentials=false",

@@ -169,7 +169,12 @@ public final class KubePods {
 
   /** A field of one of our conditions ({@code name} without the prefix), or null. */
   public static String field(JsonArray conditions, String name, String field) {
-    JsonObject c = condition(conditions, PREFIX + name);
+    return field(conditions, name, field, PREFIX);
+  }
+
+  /** A field of a condition with another prefix (e.g. {@code "example.com/"}), or null. */
+  public static String field(JsonArray conditions, String name, String field, String prefix) {
+    JsonObject c = condition(conditions, prefix + name);
     return c == null || !c.has(field) ? null : c.get(field).getAsString();
   }
 

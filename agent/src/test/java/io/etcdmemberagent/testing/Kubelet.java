@@ -249,7 +249,7 @@ public final class Kubelet implements AutoCloseable {
       String config = configMapText(pod);
       V1Container init = pod.getSpec().getInitContainers().get(0);
       while (exists(name, uid)) {
-        int exit = chartPod.join(init, config, uid, Map.of());
+        int exit = chartPod.join(init, config, uid, serviceEnv());
         if (exit == 0) {
           break;
         }
