@@ -89,24 +89,8 @@ if [[ -x "$target" && "$(minor_of "$target")" == "$want" ]]; then
   echo "$target"; exit 0
 fi
 
-# The Debian mirror the system's own apt configuration names (deb822 `URIs:` or one-line
-# `deb URI suite`), leaving out the security archive, which carries no etcd.
-debian_mirror() {
-  local etc parts list
-  etc=$(apt-config shell X Dir::Etc/d | sed -n "s/^X='\(.*\)'$/\1/p")
-  parts="${etc:-/etc/apt/}$(apt-config shell X Dir::Etc::sourceparts | sed -n "s/^X='\(.*\)'$/\1/p")"
-  list="${etc:-/etc/apt/}$(apt-config shell X Dir::Etc::sourcelist | sed -n "s/^X='\(.*\)'$/\1/p")"
-  {
-    cat "$parts"/*.sources 2>/dev/null | sed -n 's/^URIs:[[:space:]]*//p' | tr ' ' '\n'
-    cat "$list" "$parts"/*.list 2>/dev/null | sed -n 's/^deb[[:space:]]\+\(\[[^]]*\][[:space:]]\+\)\?\([^[:space:]]\+\).*/\2/p'
-  } | grep -v -e security -e '^$' | head -n1 || true
-}
-
-command -v apt-get >/dev/null || die "no etcd $want found and apt-get is not available; set $var"
-keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-[[ -r "$keyring" ]] || die "no etcd $want found and $keyring is missing; set $var"
-mirror=$(debian_mirror)
-[[ -n "$mirror" ]] || die "no Debian mirror found in the system's apt configuration (no URIs: line); set $var"
+# shellcheck source=debian-fetch.sh
+source "$here/debian-fetch.sh"
 
 mkdir -p "$cache"
 exec 9>"$cache/.lock-$want"
@@ -118,29 +102,19 @@ fi
 
 for suite in $suites; do
   work=$(mktemp -d "$cache/apt-$suite.XXXXXX")
-  mkdir -p "$work/lists/partial" "$work/archives/partial"
-  echo "deb [signed-by=$keyring] $mirror $suite main" > "$work/sources.list"
-  opts=(-q -oDir::Etc::SourceList="$work/sources.list" -oDir::Etc::SourceParts=/dev/null
-        -oDir::State::Lists="$work/lists" -oDir::Cache="$work" -oDebug::NoLocking=1
-        -oAPT::Sandbox::User=root)
-  if ! apt-get "${opts[@]}" update >"$work/update.log" 2>&1; then
-    echo "etcd-bin.sh: apt-get update for $suite from $mirror failed (see $work/update.log)" >&2
+  if ! debian_download "$work" "$suite" etcd-server; then
+    echo "etcd-bin.sh: no etcd-server from Debian $suite" >&2
     continue
   fi
-  (cd "$work" && apt-get "${opts[@]}" download etcd-server >"$work/download.log" 2>&1) || {
-    echo "etcd-bin.sh: apt-get download etcd-server from $suite failed (see $work/download.log)" >&2
-    continue
-  }
   deb=$(ls "$work"/etcd-server_*.deb | head -n1)
-  rm -rf "$work/x" && dpkg -x "$deb" "$work/x"
   if [[ "$(minor_of "$work/x/usr/bin/etcd")" == "$want" ]]; then
     rm -rf "$cache/etcd-$want" && mv "$work/x" "$cache/etcd-$want"
     basename "$deb" > "$cache/etcd-$want/SOURCE"
     rm -rf "$work"
-    echo "etcd-bin.sh: installed $(minor_of "$target") from Debian $suite ($mirror) into $cache/etcd-$want" >&2
+    echo "etcd-bin.sh: installed $(minor_of "$target") from Debian $suite ($(debian_mirror)) into $cache/etcd-$want" >&2
     echo "$target"; exit 0
   fi
   echo "etcd-bin.sh: Debian $suite carries $(basename "$deb"), not $want; trying the next suite" >&2
   rm -rf "$work"
 done
-die "could not obtain etcd $want from Debian ($suites at $mirror); set $var"
+die "could not obtain etcd $want from Debian ($suites); set $var"

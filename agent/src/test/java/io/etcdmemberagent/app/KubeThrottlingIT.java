@@ -53,7 +53,9 @@ class KubeThrottlingIT {
                 "--kubeconfig=" + api.writeKubeconfig(dir),
                 "--pod-name=etcd-0",
                 "--pod-namespace=" + NS,
-                "--kube-timeout=1s")) {
+                "--kube-timeout=1s",
+                // the stand-in serves no EtcdMember: only the Pod writer meets the faults
+                "--member-resource=off")) {
       Poll.until("ready True on the Pod", Duration.ofSeconds(30), () -> readyIs("True"));
 
       api.addFault(new FakeKubeApi.Fault(500, 0, Duration.ZERO));

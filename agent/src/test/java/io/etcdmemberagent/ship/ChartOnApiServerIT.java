@@ -16,6 +16,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -133,5 +134,18 @@ class ChartOnApiServerIT {
     if (variant.startsWith("cluster")) {
       assertThat(applied).contains("StatefulSet/etcd", "Role/etcd-agent", "RoleBinding/etcd-agent");
     }
+  }
+
+  @Test
+  void theKubeadmStaticPodIsAValidPod() {
+    // what the controller manager would have made (the kubelet's mirror Pods skip this admission)
+    kube.kubectl("create", "serviceaccount", "default", "-n", "kube-system");
+    String out =
+        kube.kubectl(
+            "apply",
+            "--dry-run=server",
+            "-f",
+            Path.of("..", "deploy", "kubeadm", "etcd-member-agent.yaml").toString());
+    assertThat(out.trim()).isEqualTo("pod/etcd-member-agent created (server dry run)");
   }
 }

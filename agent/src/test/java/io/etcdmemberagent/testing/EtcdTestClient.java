@@ -14,8 +14,11 @@ import io.etcd.jetcd.api.RangeRequest;
 import io.etcd.jetcd.api.StatusRequest;
 import io.etcd.jetcd.api.StatusResponse;
 import io.grpc.ManagedChannel;
+import io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.NettyChannelBuilder;
+import io.netty.handler.ssl.SslContext;
 import java.net.URI;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -25,15 +28,36 @@ import java.util.concurrent.TimeUnit;
 public final class EtcdTestClient implements AutoCloseable {
 
   private final Map<String, ManagedChannel> channels = new ConcurrentHashMap<>();
+  private final SslContext tls;
+
+  public EtcdTestClient() {
+    this(null);
+  }
+
+  private EtcdTestClient(SslContext tls) {
+    this.tls = tls;
+  }
+
+  /** A client of {@code https} endpoints with a client certificate (PEM files). */
+  public static EtcdTestClient withTls(Path ca, Path cert, Path key) {
+    try {
+      return new EtcdTestClient(
+          GrpcSslContexts.forClient()
+              .trustManager(ca.toFile())
+              .keyManager(cert.toFile(), key.toFile())
+              .build());
+    } catch (javax.net.ssl.SSLException e) {
+      throw new IllegalStateException("cannot build a TLS client from " + cert, e);
+    }
+  }
 
   private ManagedChannel channel(String endpoint) {
     return channels.computeIfAbsent(
         endpoint,
         e -> {
           URI uri = URI.create(e);
-          return NettyChannelBuilder.forAddress(uri.getHost(), uri.getPort())
-              .usePlaintext()
-              .build();
+          NettyChannelBuilder b = NettyChannelBuilder.forAddress(uri.getHost(), uri.getPort());
+          return (tls == null ? b.usePlaintext() : b.sslContext(tls)).build();
         });
   }
 
@@ -103,6 +127,45 @@ public final class EtcdTestClient implements AutoCloseable {
     KVGrpc.newBlockingStub(channel(endpoint))
         .withDeadlineAfter(deadlineMillis, TimeUnit.MILLISECONDS)
         .range(RangeRequest.newBuilder().setKey(ByteString.copyFromUtf8(key)).build());
+  }
+
+  /**
+   * {@code count} puts of {@code valueBytes} random bytes each under {@code prefix}, at most 64 in
+   * flight: a cluster with a long raft log.
+   */
+  public void load(String endpoint, String prefix, int count, int valueBytes) {
+    KVGrpc.KVFutureStub kv = KVGrpc.newFutureStub(channel(endpoint));
+    java.util.concurrent.Semaphore inFlight = new java.util.concurrent.Semaphore(64);
+    byte[] value = new byte[valueBytes];
+    java.util.concurrent.ThreadLocalRandom.current().nextBytes(value);
+    ByteString v = ByteString.copyFrom(value);
+    java.util.concurrent.atomic.AtomicReference<Throwable> failed =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    for (int i = 0; i < count && failed.get() == null; i++) {
+      inFlight.acquireUninterruptibly();
+      com.google.common.util.concurrent.ListenableFuture<?> f =
+          kv.withDeadlineAfter(30, TimeUnit.SECONDS)
+              .put(
+                  PutRequest.newBuilder()
+                      .setKey(ByteString.copyFromUtf8(prefix + i))
+                      .setValue(v)
+                      .build());
+      f.addListener(
+          () -> {
+            try {
+              f.get();
+            } catch (Exception e) {
+              failed.compareAndSet(null, e);
+            }
+            inFlight.release();
+          },
+          Runnable::run);
+    }
+    inFlight.acquireUninterruptibly(64);
+    inFlight.release(64);
+    if (failed.get() != null) {
+      throw new IllegalStateException("loading " + endpoint + " failed", failed.get());
+    }
   }
 
   public void put(String endpoint, String key, byte[] value) {

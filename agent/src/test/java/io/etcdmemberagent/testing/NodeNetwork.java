@@ -26,6 +26,7 @@ public final class NodeNetwork implements AutoCloseable {
   private final String bridge = "emabr" + id;
   private final Map<String, String> namespaces = new LinkedHashMap<>();
   private final Map<String, String> hosts = new LinkedHashMap<>();
+  private final Map<String, String> veths = new LinkedHashMap<>();
 
   /** True when network namespaces can be made here (root with iproute2). */
   public static boolean available() {
@@ -60,7 +61,29 @@ public final class NodeNetwork implements AutoCloseable {
     must("ip", "netns", "exec", ns, "ip", "addr", "add", ip + "/24", "dev", "eth0");
     must("ip", "netns", "exec", ns, "ip", "link", "set", "eth0", "up");
     namespaces.put(pod, ns);
+    veths.put(pod, veth);
     return ip;
+  }
+
+  /**
+   * Limits what reaches {@code pod} from the bridge to {@code rate} (tc's token bucket, e.g. {@code
+   * 16mbit}): a slow link to one node.
+   */
+  public synchronized void throttle(String pod, String rate) {
+    must(
+        "tc",
+        "qdisc",
+        "add",
+        "dev",
+        veths.get(pod),
+        "root",
+        "tbf",
+        "rate",
+        rate,
+        "burst",
+        "32kbit",
+        "latency",
+        "400ms");
   }
 
   /** A host name every pod resolves (a Service's or a pod's DNS name). */
