@@ -66,7 +66,7 @@ class AlarmsAndDataIT {
                 "--data-dir=" + dir.resolve("full0.etcd"),
                 "--disk-gates-readiness=false")) {
       Poll.until("ready", Duration.ofSeconds(30), () -> strict.get("/readyz").status() == 200);
-      int puts = fillUntilNoSpace(client, endpoint);
+      int puts = client.fillUntilNoSpace(endpoint, "k");
       System.out.printf("NOSPACE after %d puts of 64 KiB into a 2 MiB quota%n", puts);
 
       Poll.until(
@@ -107,21 +107,6 @@ class AlarmsAndDataIT {
     } finally {
       Processes.kill(etcd);
     }
-  }
-
-  private static int fillUntilNoSpace(EtcdTestClient client, String endpoint) {
-    byte[] value = new byte[64 * 1024];
-    for (int i = 0; i < 1000; i++) {
-      try {
-        client.put(endpoint, "k" + i, value);
-      } catch (StatusRuntimeException e) {
-        if (String.valueOf(e.getMessage()).contains("database space exceeded")) {
-          return i;
-        }
-        throw e;
-      }
-    }
-    throw new AssertionError("no NOSPACE after 1000 puts of 64 KiB");
   }
 
   /**

@@ -18,7 +18,6 @@ import io.etcdmemberagent.testing.Processes;
 import io.etcdmemberagent.testing.PrometheusBinaries;
 import io.etcdmemberagent.testing.SingleEtcd;
 import io.etcdmemberagent.testing.TestPki;
-import io.grpc.StatusRuntimeException;
 import java.io.IOException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
@@ -190,7 +189,8 @@ class PrometheusE2E {
 
         // A real NOSPACE: the 4 MiB quota filled; cleared by compaction, defragmentation, disarm.
         String endpoint = cluster.member(0).clientUrl();
-        long revision = fillUntilNoSpace(cluster, endpoint);
+        cluster.client().fillUntilNoSpace(endpoint, "nospace/");
+        long revision = cluster.client().status(endpoint).getHeader().getRevision();
         // The member that first applies an entry beyond the quota raises NOSPACE for itself (and
         // only one member: etcd raises it once); which one that is depends on timing.
         prom.awaitAlert("EtcdMemberAlarm", ANY_POD, "pending");
@@ -256,21 +256,6 @@ class PrometheusE2E {
     } catch (IOException e) {
       throw new java.io.UncheckedIOException(e);
     }
-  }
-
-  private static long fillUntilNoSpace(EtcdCluster cluster, String endpoint) {
-    byte[] value = new byte[64 * 1024];
-    for (int i = 0; i < 1000; i++) {
-      try {
-        cluster.client().put(endpoint, "nospace/" + i, value);
-      } catch (StatusRuntimeException e) {
-        if (String.valueOf(e.getMessage()).contains("database space exceeded")) {
-          return cluster.client().status(endpoint).getHeader().getRevision();
-        }
-        throw e;
-      }
-    }
-    throw new AssertionError("no NOSPACE after 1000 puts of 64 KiB");
   }
 
   /** The PrometheusRule's spec (its groups) as the chart renders it. */

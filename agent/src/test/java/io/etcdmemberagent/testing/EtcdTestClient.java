@@ -168,6 +168,25 @@ public final class EtcdTestClient implements AutoCloseable {
     }
   }
 
+  /**
+   * Puts 64 KiB values under {@code prefix} until etcd answers "database space exceeded" (a real
+   * NOSPACE); returns how many puts it took.
+   */
+  public int fillUntilNoSpace(String endpoint, String prefix) {
+    byte[] value = new byte[64 * 1024];
+    for (int i = 0; i < 1000; i++) {
+      try {
+        put(endpoint, prefix + i, value);
+      } catch (io.grpc.StatusRuntimeException e) {
+        if (String.valueOf(e.getMessage()).contains("database space exceeded")) {
+          return i;
+        }
+        throw e;
+      }
+    }
+    throw new AssertionError("no NOSPACE after 1000 puts of 64 KiB");
+  }
+
   public void put(String endpoint, String key, byte[] value) {
     KVGrpc.newBlockingStub(channel(endpoint))
         .withDeadlineAfter(10, TimeUnit.SECONDS)
