@@ -7,6 +7,7 @@
 #   test-e2e/bench.sh              # full: 5 runs per figure, 60 MB learner, 10 min steady window
 #   RUNS=3 STEADY=300 test-e2e/bench.sh
 #   MODE=smoke test-e2e/bench.sh   # what the default test run does (1 run, small data)
+#   BEFORE=946eb2f ONLY=footprint,latency test-e2e/bench.sh   # "before" = the agent at that revision
 #
 # The tables are printed and written to agent/target/bench/results-<mode>.md; BENCHMARKS.md
 # holds the last full run's tables with the machine they ran on.
@@ -17,6 +18,18 @@ args=(-Dbench.mode="$MODE")
 [ -n "${RUNS:-}" ] && args+=(-Dbench.runs="$RUNS")
 [ -n "${STEADY:-}" ] && args+=(-Dbench.steadySeconds="$STEADY")
 [ -n "${MEGABYTES:-}" ] && args+=(-Dbench.learnerMegabytes="$MEGABYTES")
+# The "before" rows of footprint and latency: the agent built at git revision $BEFORE (a temporary
+# worktree) or the jar $BEFORE_JAR; without either, "before" runs this build with the old flags.
+if [ -n "${BEFORE:-}" ] && [ -z "${BEFORE_JAR:-}" ]; then
+  tree=$(mktemp -d)
+  git worktree add -q --detach "$tree" "$BEFORE"
+  (cd "$tree" && ./mvnw -B -q -pl agent package -Dmaven.test.skip=true -Dspotless.check.skip=true \
+    -Denforcer.skip)
+  BEFORE_JAR="agent/target/etcd-member-agent-before.jar"
+  mkdir -p agent/target && cp "$tree/agent/target/etcd-member-agent.jar" "$BEFORE_JAR"
+  git worktree remove --force "$tree"
+fi
+[ -n "${BEFORE_JAR:-}" ] && args+=(-Dbench.beforeJar="$(realpath "$BEFORE_JAR")")
 [ -n "${ONLY:-}" ] && args+=(-Dbench.only="$ONLY")   # detection,promotion,load,latency,scale,footprint
 ./mvnw -B -q -pl agent verify -Dspotless.check.skip=true -Dtest=NoSuchTest \
   -Dsurefire.failIfNoSpecifiedTests=false -Dit.test=BenchmarkE2E -Detcd.versions=3.5 \

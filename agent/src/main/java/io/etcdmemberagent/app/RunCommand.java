@@ -358,7 +358,7 @@ public final class RunCommand {
       }
 
       @Override
-      public String scrape(String accept) {
+      public byte[] scrape(String accept) {
         return metrics.scrape(accept);
       }
     };

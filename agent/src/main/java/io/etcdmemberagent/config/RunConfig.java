@@ -154,8 +154,8 @@ public record RunConfig(
                   new Flag(
                       "exit-after",
                       "0s",
-                      "stop on its own after this long, as on SIGTERM (0s: never); for training runs that"
-                          + " make a class-data-sharing archive"))));
+                      "stop on its own after this long, as on SIGTERM (0s: never); for the training run"
+                          + " that makes the image's ahead-of-time cache"))));
 
   /** An IPv4 or IPv6 literal or a host name (what a listening address can be). */
   private static final String HOST =

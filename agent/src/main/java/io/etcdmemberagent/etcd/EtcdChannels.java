@@ -103,6 +103,9 @@ final class EtcdChannels implements AutoCloseable {
             .eventLoopGroup(eventLoop)
             .channelType(NioSocketChannel.class)
             .directExecutor()
+            // the poll is the retry: a failed call is asked again on the next poll, so gRPC's
+            // transparent retries only cost a buffering stream around every call
+            .disableRetry()
             .withOption(
                 io.netty.channel.ChannelOption.CONNECT_TIMEOUT_MILLIS,
                 (int) connectTimeout.toMillis())

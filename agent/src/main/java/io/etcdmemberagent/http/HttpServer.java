@@ -5,6 +5,7 @@ import io.javalin.Javalin;
 import io.javalin.http.Context;
 import java.util.HashSet;
 import java.util.Set;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /** The agent's one HTTP port: /readyz, /livez, /status, /metrics. */
 public final class HttpServer implements AutoCloseable {
@@ -24,6 +25,7 @@ public final class HttpServer implements AutoCloseable {
               config.startup.showJavalinBanner = false;
               config.jetty.host = host;
               config.jetty.port = port;
+              config.jetty.threadPool = threadPool();
               config.routes.get("/readyz", ctx -> readyz(ctx, view));
               config.routes.get("/readyz/{check}", ctx -> readyzOne(ctx, view));
               config.routes.get("/livez", ctx -> livez(ctx, view));
@@ -32,6 +34,16 @@ public final class HttpServer implements AutoCloseable {
             });
     app.start();
     return new HttpServer(app);
+  }
+
+  /**
+   * Javalin's default pool keeps 8 threads and may grow to 250; a probe and a scraper need two, and
+   * a scrape storm is served from a cached rendering, so 16 are plenty.
+   */
+  private static QueuedThreadPool threadPool() {
+    QueuedThreadPool pool = new QueuedThreadPool(16, 2, 60_000);
+    pool.setName("http");
+    return pool;
   }
 
   public int port() {

@@ -4,5 +4,6 @@ package io.etcdmemberagent.http;
 public interface MetricsSource {
   String contentType(String accept);
 
-  String scrape(String accept);
+  /** The exposition in UTF-8. */
+  byte[] scrape(String accept);
 }

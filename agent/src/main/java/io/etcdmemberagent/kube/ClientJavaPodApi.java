@@ -184,14 +184,20 @@ public final class ClientJavaPodApi implements PodApi {
   private static String statusMessage(ApiException e) {
     String body = String.valueOf(e.getResponseBody());
     try {
-      V1Status status = STATUS_JSON.deserialize(body, V1Status.class);
+      V1Status status = StatusJson.JSON.deserialize(body, V1Status.class);
       return status != null && status.getMessage() != null ? status.getMessage() : body;
     } catch (RuntimeException notJson) {
       return body;
     }
   }
 
-  private static final JSON STATUS_JSON = new JSON();
+  /**
+   * client-java's JSON registers every model class (about 770) when it is first touched; held here
+   * so that {@link #inCluster}, called with Kubernetes off too, does not load them.
+   */
+  private static final class StatusJson {
+    static final JSON JSON = new JSON();
+  }
 
   private static Duration retryAfter(Map<String, List<String>> headers) {
     if (headers == null) {

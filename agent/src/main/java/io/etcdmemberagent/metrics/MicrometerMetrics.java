@@ -294,7 +294,6 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
 
   @Override
   public void recordPoll(PollOutcome outcome) {
-    rendered.clear();
     latest.set(outcome);
     if (outcome.snapshot().local() instanceof LocalObservation.Answered a) {
       localLastAnswered = outcome.snapshot().takenAt().toEpochMilli() / 1000.0;
@@ -321,63 +320,65 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
           .register(registry)
           .increment();
     }
+    // after the change, so that a render running meanwhile is redone (ScrapeCache)
+    rendered.invalidate();
   }
 
   @Override
   public void recordPromotion(PromotionAttempt attempt) {
-    rendered.clear();
     Counter.builder(PREFIX + "promotions")
         .description("Promotion attempts by result")
         .tag("result", attempt.result().label())
         .register(registry)
         .increment();
     promoteDuration.record(attempt.took());
+    rendered.invalidate();
   }
 
   @Override
   public void recordPatch(String result, Duration took) {
-    rendered.clear();
     Counter.builder(PREFIX + "kube_patches")
         .description("pods/status patches by result")
         .tag("result", result)
         .register(registry)
         .increment();
     patchDuration.record(took);
+    rendered.invalidate();
   }
 
   @Override
   public void recordEvent(String result) {
-    rendered.clear();
     Counter.builder(PREFIX + "kube_events")
         .description("Pod events by result")
         .tag("result", result)
         .register(registry)
         .increment();
+    rendered.invalidate();
   }
 
   @Override
   public void recordKubeState(boolean pending, Instant lastSync) {
-    rendered.clear();
     kubePending = pending ? 1 : 0;
     kubeLastSync = lastSync.equals(Instant.EPOCH) ? Double.NaN : lastSync.toEpochMilli() / 1000.0;
+    rendered.invalidate();
   }
 
   @Override
   public void recordTlsReload(String result) {
-    rendered.clear();
     Counter.builder(PREFIX + "tls_reloads")
         .description("Reloads of changed client TLS files by result")
         .tag("result", result)
         .register(registry)
         .increment();
+    rendered.invalidate();
   }
 
   @Override
   public void recordCertificateExpiry(String certificate, Instant notAfter) {
-    rendered.clear();
     if (certificate.equals("client")) {
       clientCertExpiry = notAfter.toEpochMilli() / 1000.0;
     }
+    rendered.invalidate();
   }
 
   private record PollError(String call, String reason) {}
@@ -414,34 +415,12 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
         : PROMETHEUS_TEXT;
   }
 
-  /**
-   * The exposition text, rendered again only after something was recorded or a second has passed
-   * (for the JVM gauges): rendering every histogram bucket costs about a millisecond of CPU, which
-   * scrapers hammering /metrics would otherwise take from the poll loop.
-   */
-  public String scrape(String accept) {
-    String type = contentType(accept);
-    long now = System.nanoTime();
-    Rendered cached = rendered.get(type);
-    if (cached != null && now - cached.atNanos() < SCRAPE_CACHE_NANOS) {
-      return cached.text();
-    }
-    synchronized (rendered) {
-      cached = rendered.get(type);
-      if (cached != null && System.nanoTime() - cached.atNanos() < SCRAPE_CACHE_NANOS) {
-        return cached.text();
-      }
-      String text = registry.scrape(type);
-      rendered.put(type, new Rendered(text, System.nanoTime()));
-      return text;
-    }
+  /** The exposition as bytes, from {@link ScrapeCache}: a scrape storm renders once a second. */
+  public byte[] scrape(String accept) {
+    return rendered.get(contentType(accept), registry::scrape);
   }
 
-  private record Rendered(String text, long atNanos) {}
-
-  private static final long SCRAPE_CACHE_NANOS = 1_000_000_000L;
-  private final java.util.Map<String, Rendered> rendered =
-      new java.util.concurrent.ConcurrentHashMap<>();
+  private final ScrapeCache rendered = new ScrapeCache();
 
   @Override
   public void close() {

@@ -1,5 +1,6 @@
 package io.etcdmemberagent.bench;
 
+import io.etcdmemberagent.kube.FakeKubeApi;
 import io.etcdmemberagent.testing.AgentProcess;
 import io.etcdmemberagent.testing.EtcdBinaries;
 import io.etcdmemberagent.testing.FreePorts;
@@ -16,25 +17,38 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * What one agent costs: start-up to the first /livez and to the first verdict, and after a steady
- * window of polling at 1s with the disk check while being scraped like a kubelet and Prometheus
- * would (/readyz every 5 s, /metrics every 15 s): resident memory, heap in use, threads and CPU.
- * JVM variants on JDK 17 and JDK 25: default flags; the flags and archive the image had before
- * tuning (a class-data-sharing archive of {@code run --help}); the image's flags and archive now (a
- * training run with {@code --exit-after}, as the Dockerfile makes it). Every variant gets {@code
- * -XX:MaxRAM=256m}, what the JVM sees under the chart's 256Mi limit. The steady windows run side by
- * side.
+ * window of polling at 1s with the disk check and Kubernetes on (against the API stand-in) while
+ * being scraped like a kubelet and Prometheus would (/readyz every 5 s, /metrics every 15 s):
+ * resident memory, heap in use, threads, CPU and CPU by thread. The image before this round (its
+ * flags and CDS archive; on JDK 17 and 25; with the agent built before, {@code -Dbench.beforeJar},
+ * when given) side by side with the image now (JDK 25, its flags and the ahead-of-time cache made
+ * by {@link #TRAINING_SCRIPT}, as the Dockerfile makes it). Every variant gets {@code
+ * -XX:MaxRAM=256m}, what the JVM sees under the chart's limit. The steady windows run side by side.
  */
 public final class FootprintBench {
 
-  static final List<String> TUNED_BEFORE =
+  /** The image's flags before #19 (JDK 21 distroless with a CDS archive). */
+  static final List<String> IMAGE_BEFORE =
       List.of(
           "-XX:+UseSerialGC",
           "-XX:TieredStopAtLevel=1",
           "-XX:MaxRAMPercentage=60",
+          "-XX:MinHeapFreeRatio=5",
+          "-XX:MaxHeapFreeRatio=20",
           "-Xss512k",
-          "-XX:-UsePerfData");
+          "-XX:-UsePerfData",
+          "-Dio.netty.allocator.type=unpooled");
 
-  /** The Dockerfile's ENTRYPOINT flags (DockerfileTest keeps the two in step). */
+  /** The CDS archive's training run before #19: polls an etcd that is not there. */
+  static final List<String> TRAINING_BEFORE =
+      List.of(
+          "--etcd-endpoint=http://127.0.0.1:1",
+          "--kube=off",
+          "--http-host=127.0.0.1",
+          "--http-port=0",
+          "--exit-after=5s");
+
+  /** The Dockerfile's ENTRYPOINT flags besides the cache (DockerfileTest keeps them in step). */
   public static final List<String> TUNED =
       List.of(
           "-XX:+UseSerialGC",
@@ -46,7 +60,12 @@ public final class FootprintBench {
           "-XX:-UsePerfData",
           "-Dio.netty.allocator.type=unpooled");
 
-  record Variant(String name, List<String> jvm) {}
+  /** Makes the image's ahead-of-time cache; the Dockerfile runs the same script. */
+  public static final String TRAINING_SCRIPT = "deploy/image/aot-training.sh";
+
+  static final Path TEMURIN_25 = Path.of("/usr/lib/jvm/temurin-25-jdk-amd64");
+
+  record Variant(String name, List<String> jvm, Path jar) {}
 
   private final Settings settings;
   private final Path workDir;
@@ -56,38 +75,49 @@ public final class FootprintBench {
     this.workDir = workDir;
   }
 
-  List<Variant> variants() throws Exception {
-    List<Variant> variants = new ArrayList<>();
-    for (String jdk : jdks()) {
-      String java = Path.of(jdk, "bin", "java").toString();
-      String label = "JDK " + majorVersion(java);
-      List<String> base = List.of(java, "-XX:MaxRAM=256m");
-      variants.add(new Variant(label + ", default flags", base));
-      List<String> before = new ArrayList<>(base);
-      before.addAll(TUNED_BEFORE);
-      Path helpArchive = workDir.resolve("agent-help-" + majorVersion(java) + ".jsa");
-      makeArchive(java, helpArchive, List.of("--help"));
-      variants.add(new Variant(label + ", image before tuning", withArchive(before, helpArchive)));
-      List<String> tuned = new ArrayList<>(base);
-      tuned.addAll(TUNED);
-      variants.add(new Variant(label + ", image flags, no archive", tuned));
-      Path trained = workDir.resolve("agent-trained-" + majorVersion(java) + ".jsa");
-      makeArchive(java, trained, TRAINING_RUN);
-      variants.add(
-          new Variant(
-              label + ", image now (flags + trained archive)", withArchive(tuned, trained)));
-    }
-    return variants;
+  /**
+   * The agent as built before this round when {@code -Dbench.beforeJar} names it, else this one.
+   */
+  static Path beforeJar() {
+    String before = System.getProperty("bench.beforeJar", "");
+    return before.isBlank() ? AgentProcess.jar() : Path.of(before);
   }
 
-  /** The JDK running the tests, and Temurin 25 when installed (this machine has it). */
-  private static List<String> jdks() {
-    List<String> jdks = new ArrayList<>(List.of(System.getProperty("java.home")));
-    Path temurin = Path.of("/usr/lib/jvm/temurin-25-jdk-amd64");
-    if (Files.isExecutable(temurin.resolve("bin/java"))) {
-      jdks.add(temurin.toString());
+  /** The image's JVM: Temurin 25 when installed (this machine has it), else the test's JDK. */
+  static String imageJava() {
+    Path java = TEMURIN_25.resolve("bin/java");
+    return Files.isExecutable(java)
+        ? java.toString()
+        : Path.of(System.getProperty("java.home"), "bin", "java").toString();
+  }
+
+  List<Variant> variants() throws Exception {
+    List<Variant> variants = new ArrayList<>();
+    String java17 = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    String java25 = imageJava();
+    variants.add(
+        new Variant(
+            "JDK " + majorVersion(java17) + ", default flags",
+            List.of(java17, "-XX:MaxRAM=256m"),
+            AgentProcess.jar()));
+    for (String java : java25.equals(java17) ? List.of(java17) : List.of(java17, java25)) {
+      Path archive = workDir.resolve("before-" + majorVersion(java) + ".jsa");
+      makeArchive(java, archive);
+      List<String> jvm = new ArrayList<>(List.of(java, "-XX:MaxRAM=256m"));
+      jvm.addAll(IMAGE_BEFORE);
+      jvm.add("-XX:SharedArchiveFile=" + archive);
+      jvm.add("-Xshare:auto");
+      variants.add(new Variant("JDK " + majorVersion(java) + ", image before", jvm, beforeJar()));
     }
-    return jdks;
+    if (majorVersion(java25).compareTo("25") >= 0) {
+      Path cache = workDir.resolve("agent.aot");
+      train(java25, cache);
+      List<String> jvm = new ArrayList<>(List.of(java25, "-XX:MaxRAM=256m"));
+      jvm.addAll(TUNED);
+      jvm.add("-XX:AOTCache=" + cache);
+      variants.add(new Variant("JDK 25, image now", jvm, AgentProcess.jar()));
+    }
+    return variants;
   }
 
   private static String majorVersion(String java) throws Exception {
@@ -97,32 +127,47 @@ public final class FootprintBench {
     return out.replaceAll("(?s).*version \"(\\d+).*", "$1");
   }
 
-  /** The Dockerfile's training run: polls an etcd that is not there, stops by itself. */
-  public static final List<String> TRAINING_RUN =
-      List.of(
-          "--etcd-endpoint=http://127.0.0.1:1",
-          "--kube=off",
-          "--http-host=127.0.0.1",
-          "--http-port=0",
-          "--exit-after=5s");
-
-  private static List<String> withArchive(List<String> jvm, Path archive) {
-    List<String> flags = new ArrayList<>(jvm);
-    flags.add("-XX:SharedArchiveFile=" + archive);
-    flags.add("-Xshare:auto");
-    return flags;
-  }
-
-  /** The classes of {@code run <runArgs>}, dumped at exit, with the image's flags. */
-  private static void makeArchive(String java, Path archive, List<String> runArgs)
-      throws Exception {
+  /** The CDS archive as the image before made it: the classes of its training run, at exit. */
+  private static void makeArchive(String java, Path archive) throws Exception {
     List<String> command = new ArrayList<>(List.of(java, "-XX:ArchiveClassesAtExit=" + archive));
-    command.addAll(TUNED);
-    command.addAll(List.of("-jar", AgentProcess.jar().toString(), "run"));
-    command.addAll(runArgs);
+    command.addAll(IMAGE_BEFORE);
+    command.addAll(List.of("-jar", beforeJar().toString(), "run"));
+    command.addAll(TRAINING_BEFORE);
     Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
     p.getInputStream().readAllBytes();
     p.waitFor(120, TimeUnit.SECONDS);
+  }
+
+  /** The image's ahead-of-time cache, made by the Dockerfile's training script. */
+  void train(String java, Path cache) throws Exception {
+    List<String> command =
+        new ArrayList<>(
+            List.of(
+                "sh",
+                Path.of("..").resolve(TRAINING_SCRIPT).toString(),
+                EtcdBinaries.etcd(EtcdBinaries.primary()).toString(),
+                AgentProcess.jar().toString(),
+                cache.toString(),
+                java));
+    command.addAll(TUNED);
+    ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+    pb.environment()
+        .put("TRAIN_PORTS", FreePorts.next() + " " + FreePorts.next() + " " + FreePorts.next());
+    pb.environment().put("TRAIN_LOG", workDir.resolve("aot-training-agent.log").toString());
+    Process p = pb.start();
+    String out = new String(p.getInputStream().readAllBytes());
+    if (!p.waitFor(300, TimeUnit.SECONDS) || p.exitValue() != 0 || !Files.isRegularFile(cache)) {
+      throw new IllegalStateException("the training run failed:\n" + out);
+    }
+    List<String> check = new ArrayList<>(List.of(java, "-XX:AOTCache=" + cache, "-XX:AOTMode=on"));
+    check.addAll(TUNED);
+    check.addAll(List.of("-jar", AgentProcess.jar().toString(), "version"));
+    Process uses = new ProcessBuilder(check).redirectErrorStream(true).start();
+    String said = new String(uses.getInputStream().readAllBytes());
+    if (!uses.waitFor(60, TimeUnit.SECONDS) || uses.exitValue() != 0) {
+      throw new IllegalStateException(
+          "the JVM refuses the cache it trained (AOTMode=on):\n" + said);
+    }
   }
 
   void run(Report report) throws Exception {
@@ -131,20 +176,25 @@ public final class FootprintBench {
     Process etcd =
         SingleEtcd.start(
             EtcdBinaries.primary(), "fp", data, endpoint, workDir.resolve("footprint-etcd.log"));
-    try {
+    try (FakeKubeApi api = new FakeKubeApi()) {
+      Path kubeconfig = api.writeKubeconfig(Files.createTempDirectory(workDir, "fp-kube"));
       List<Variant> variants = variants();
       report.section(
           "Start-up",
-          "The jar against a running single etcd 3.5, `--data-dir` set, `--kube=off`; from"
-              + " process start to the first 200 from /livez and to the first verdict (/status"
-              + " shows a poll).");
+          "The jar against a running single etcd, `--data-dir` set, Kubernetes on (the API"
+              + " stand-in); from process start to the first 200 from /livez and to the first"
+              + " verdict (/status shows a poll). \"Before\" runs the agent built before this"
+              + " round when `BEFORE_JAR` is given.");
+      int pods = 0;
       for (Variant v : variants) {
         List<Double> livez = new ArrayList<>();
         List<Double> verdict = new ArrayList<>();
         for (int run = 0; run < settings.runs(); run++) {
           int port = FreePorts.next();
+          String pod = "fp-" + pods++;
+          api.createPod("etcd", pod);
           long t0 = System.nanoTime();
-          try (AgentProcess agent = start(v, port, endpoint, data)) {
+          try (AgentProcess agent = start(v, port, endpoint, data, kubeconfig, pod)) {
             livez.add(
                 DetectionBench.millisUntil(t0, () -> Http.statusOrMinusOne(port, "/livez") == 200));
             verdict.add(
@@ -162,21 +212,30 @@ public final class FootprintBench {
         report.row("start → /livez", v.name(), Stats.of(livez).format("ms"), "≤ 500 ms");
         report.row("start → first verdict", v.name(), Stats.of(verdict).format("ms"), "");
       }
-      steady(report, variants, endpoint, data);
+      steady(report, variants, endpoint, data, api, kubeconfig);
     } finally {
       Processes.kill(etcd);
     }
   }
 
-  private void steady(Report report, List<Variant> variants, String endpoint, Path data)
+  private void steady(
+      Report report,
+      List<Variant> variants,
+      String endpoint,
+      Path data,
+      FakeKubeApi api,
+      Path kubeconfig)
       throws Exception {
     Map<Variant, AgentProcess> agents = new LinkedHashMap<>();
     Map<Variant, Integer> ports = new LinkedHashMap<>();
     Map<Variant, Double> cpuAtStart = new LinkedHashMap<>();
+    Map<Variant, Map<String, Double>> threadsAtStart = new LinkedHashMap<>();
     try {
       for (Variant v : variants) {
         int port = FreePorts.next();
-        AgentProcess agent = start(v, port, endpoint, data);
+        String pod = "fp-steady-" + ports.size();
+        api.createPod("etcd", pod);
+        AgentProcess agent = start(v, port, endpoint, data, kubeconfig, pod);
         agents.put(v, agent);
         ports.put(v, port);
         DetectionBench.millisUntil(
@@ -185,7 +244,9 @@ public final class FootprintBench {
       // warm-up: the first minute of a JVM is not its steady state
       Thread.sleep(Math.min(60_000, settings.steadyWindow().toMillis() / 5));
       for (Variant v : variants) {
-        cpuAtStart.put(v, ProcessStats.cpuMillis(agents.get(v).process().pid()));
+        long pid = agents.get(v).process().pid();
+        cpuAtStart.put(v, ProcessStats.cpuMillis(pid));
+        threadsAtStart.put(v, ProcessStats.cpuMillisByThread(pid));
       }
       long windowStart = System.nanoTime();
       long end = windowStart + settings.steadyWindow().toNanos();
@@ -205,21 +266,50 @@ public final class FootprintBench {
           "Steady state",
           "After a warm-up, "
               + Math.round(seconds)
-              + " s of polling at 1s (disk check on, `--kube=off`) while /readyz is fetched every"
-              + " 5 s and /metrics every 15 s; all variants side by side against one etcd; one"
-              + " window each. CPU in millicores = CPU time / wall time × 1000.");
+              + " s of polling at 1s (disk check on, Kubernetes on against the API stand-in)"
+              + " while /readyz is fetched every 5 s and /metrics every 15 s; all variants side by"
+              + " side against one etcd; one window each. CPU in millicores = CPU time / wall"
+              + " time × 1000; by thread from /proc/PID/task (threads named alike summed).");
       for (Variant v : variants) {
         long pid = agents.get(v).process().pid();
         double cpu = (ProcessStats.cpuMillis(pid) - cpuAtStart.get(v)) / seconds;
         String metrics = Http.get(ports.get(v), "/metrics").body();
         report.row("RSS", v.name(), Stats.number(ProcessStats.rssMiB(pid)) + " MiB", "≤ 64 MiB");
+        report.row(
+            "RSS, anonymous (no file behind it)",
+            v.name(),
+            Stats.number(ProcessStats.anonymousMiB(pid)) + " MiB",
+            "");
         report.row("heap in use", v.name(), Stats.number(heapMiB(metrics)) + " MiB", "");
         report.row("threads", v.name(), Stats.number(ProcessStats.threads(pid)), "");
         report.row("CPU, polling at 1s", v.name(), Stats.number(cpu) + " millicores", "≤ 5");
+        report.row(
+            "CPU by thread",
+            v.name(),
+            byThread(threadsAtStart.get(v), ProcessStats.cpuMillisByThread(pid), seconds),
+            "");
       }
     } finally {
       agents.values().forEach(AgentProcess::close);
     }
+  }
+
+  /** The threads that used at least 0.1 millicores, busiest first. */
+  static String byThread(Map<String, Double> before, Map<String, Double> after, double seconds) {
+    List<Map.Entry<String, Double>> used = new ArrayList<>();
+    after.forEach(
+        (name, millis) -> {
+          double millicores = (millis - before.getOrDefault(name, 0.0)) / seconds;
+          if (millicores >= 0.1) {
+            used.add(Map.entry(name, millicores));
+          }
+        });
+    used.sort(Map.Entry.<String, Double>comparingByValue().reversed());
+    List<String> parts = new ArrayList<>();
+    for (Map.Entry<String, Double> e : used) {
+      parts.add(e.getKey() + " " + Stats.number(e.getValue()));
+    }
+    return parts.isEmpty() ? "-" : String.join(", ", parts);
   }
 
   static double heapMiB(String metrics) {
@@ -232,9 +322,11 @@ public final class FootprintBench {
     return bytes / (1024 * 1024);
   }
 
-  private static AgentProcess start(Variant v, int port, String endpoint, Path data) {
-    return AgentProcess.startJvm(
+  private static AgentProcess start(
+      Variant v, int port, String endpoint, Path data, Path kubeconfig, String pod) {
+    return AgentProcess.startJar(
         v.jvm(),
+        v.jar(),
         port,
         Map.of(),
         "run",
@@ -242,6 +334,9 @@ public final class FootprintBench {
         "--http-host=127.0.0.1",
         "--http-port=" + port,
         "--data-dir=" + data,
-        "--kube=off");
+        "--kube=on",
+        "--kubeconfig=" + kubeconfig,
+        "--pod-name=" + pod,
+        "--pod-namespace=etcd");
   }
 }

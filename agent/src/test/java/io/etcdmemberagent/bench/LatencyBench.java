@@ -36,12 +36,34 @@ final class LatencyBench {
             workDir.resolve("lat.etcd"),
             endpoint,
             workDir.resolve("lat-etcd.log"));
+    try {
+      report.section(
+          "HTTP under load",
+          "1000 requests/s for "
+              + settings.loadSeconds().toSeconds()
+              + " s from a second JVM process (fixed rate, latency from each request's intended"
+              + " start; one warm-up run first, not counted), the agent with the image's JVM and"
+              + " flags polling at 1s; \"before\" is the agent built before this round when"
+              + " `BEFORE_JAR` is given. Mean poll duration from the agent's own histogram over an"
+              + " idle window and over the load.");
+      if (!FootprintBench.beforeJar().equals(AgentProcess.jar())) {
+        measure(report, endpoint, "before", FootprintBench.beforeJar(), List.of("/metrics"));
+      }
+      measure(report, endpoint, "now", AgentProcess.jar(), List.of("/readyz", "/metrics"));
+    } finally {
+      Processes.kill(etcd);
+    }
+  }
+
+  private void measure(Report report, String endpoint, String variant, Path jar, List<String> paths)
+      throws Exception {
     int port = FreePorts.next();
-    List<String> jvm = new ArrayList<>(List.of(javaBin(), "-XX:MaxRAM=256m"));
+    List<String> jvm = new ArrayList<>(List.of(FootprintBench.imageJava(), "-XX:MaxRAM=256m"));
     jvm.addAll(FootprintBench.TUNED);
     try (AgentProcess agent =
-        AgentProcess.startJvm(
+        AgentProcess.startJar(
             jvm,
+            jar,
             port,
             Map.of(),
             "run",
@@ -51,15 +73,7 @@ final class LatencyBench {
             "--kube=off")) {
       DetectionBench.millisUntil(
           System.nanoTime(), () -> Http.statusOrMinusOne(port, "/readyz") == 200);
-      report.section(
-          "HTTP under load",
-          "1000 requests/s for "
-              + settings.loadSeconds().toSeconds()
-              + " s from a second JVM process (fixed rate, latency from each request's intended"
-              + " start; one warm-up run first, not counted), the agent with the image's flags"
-              + " polling at 1s. Mean poll duration from the agent's own histogram over an idle"
-              + " window and over the load.");
-      for (String path : List.of("/readyz", "/metrics")) {
+      for (String path : paths) {
         load("http://127.0.0.1:" + port + path); // warm-up: the JIT compiles the request path
         List<Double> p50 = new ArrayList<>();
         List<Double> p99 = new ArrayList<>();
@@ -76,16 +90,14 @@ final class LatencyBench {
           pollIdle.add(meanMillis(before, idle));
           pollLoaded.add(meanMillis(idle, after));
         }
-        report.row(path + " p50 at 1000 req/s", "ours", Stats.of(p50).format("ms"), "");
-        report.row(path + " p99 at 1000 req/s", "ours", Stats.of(p99).format("ms"), "≤ 5 ms");
+        report.row(path + " p50 at 1000 req/s", variant, Stats.of(p50).format("ms"), "");
+        report.row(path + " p99 at 1000 req/s", variant, Stats.of(p99).format("ms"), "≤ 5 ms");
         report.row(
             "mean poll duration, idle → under " + path + " load",
-            "ours",
+            variant,
             Stats.of(pollIdle).format("ms") + " → " + Stats.of(pollLoaded).format("ms"),
             "no effect");
       }
-    } finally {
-      Processes.kill(etcd);
     }
   }
 

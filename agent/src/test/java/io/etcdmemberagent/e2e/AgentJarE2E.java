@@ -26,7 +26,7 @@ class AgentJarE2E {
     return EtcdBinaries.withOldest().stream();
   }
 
-  /** The image's class-data-sharing training run: no etcd answers, the agent stops by itself. */
+  /** {@code --exit-after} with no etcd answering: the agent still stops by itself. */
   @Test
   void exitAfterStopsCleanlyWithoutEtcd() {
     int port = FreePorts.next();

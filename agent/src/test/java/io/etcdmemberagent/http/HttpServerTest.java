@@ -48,8 +48,8 @@ class HttpServerTest {
         }
 
         @Override
-        public String scrape(String accept) {
-          return "etcd_member_agent_ready 1.0\n";
+        public byte[] scrape(String accept) {
+          return "etcd_member_agent_ready 1.0\n".getBytes(java.nio.charset.StandardCharsets.UTF_8);
         }
       };
 

@@ -53,7 +53,7 @@ class MicrometerMetricsTest {
   void exposesTheMemberViewUnderOurPrefix() {
     try (MicrometerMetrics metrics = new MicrometerMetrics()) {
       metrics.recordPoll(learnerOutcome());
-      String text = metrics.scrape(null);
+      String text = text(metrics.scrape(null));
       assertThat(text)
           .contains("etcd_member_agent_is_learner 1.0")
           .contains("etcd_member_agent_is_voter 0.0")
@@ -91,7 +91,7 @@ class MicrometerMetricsTest {
       metrics.recordPoll(
           new PollOutcome(
               2, down, verdict, ok.progress(), ok.promotion(), List.of(), Duration.ofSeconds(1)));
-      assertThat(metrics.scrape(null))
+      assertThat(text(metrics.scrape(null)))
           .contains(
               "etcd_member_agent_poll_errors_total{call=\"local_status\",reason=\"timeout\"} 1.0")
           .contains(
@@ -110,7 +110,7 @@ class MicrometerMetricsTest {
       metrics.recordPromotion(
           new PromotionAttempt(
               Instant.EPOCH, 1, 3, PromoteResult.PROMOTED, "ok", Duration.ofMillis(7)));
-      assertThat(metrics.scrape(null))
+      assertThat(text(metrics.scrape(null)))
           .contains("etcd_member_agent_promotions_total{result=\"not_in_sync\"} 1.0")
           .contains("etcd_member_agent_promotions_total{result=\"promoted\"} 1.0")
           .contains("etcd_member_agent_promote_attempt_duration_seconds_count 2");
@@ -123,8 +123,12 @@ class MicrometerMetricsTest {
       metrics.recordPoll(learnerOutcome());
       String accept = "application/openmetrics-text; version=1.0.0";
       assertThat(metrics.contentType(accept)).startsWith("application/openmetrics-text");
-      assertThat(metrics.scrape(accept)).endsWith("# EOF\n");
+      assertThat(text(metrics.scrape(accept))).endsWith("# EOF\n");
       assertThat(metrics.contentType("text/plain")).startsWith("text/plain; version=0.0.4");
     }
+  }
+
+  private static String text(byte[] exposition) {
+    return new String(exposition, java.nio.charset.StandardCharsets.UTF_8);
   }
 }

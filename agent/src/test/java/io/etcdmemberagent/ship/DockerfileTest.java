@@ -102,35 +102,59 @@ class DockerfileTest {
                     .orElseThrow()
                     .arguments()))
         .containsExactly("run");
-    String archive =
-        words.stream()
-            .filter(w -> w.startsWith("-XX:SharedArchiveFile="))
-            .findFirst()
-            .orElseThrow();
-    assertThat(stage)
-        .anySatisfy(
-            i ->
-                assertThat(i.arguments())
-                    .contains(
-                        "-XX:ArchiveClassesAtExit=" + archive.substring(archive.indexOf('=') + 1)));
     assertThat(words)
         .as("the flags the footprint benchmark measures")
         .containsAll(FootprintBench.TUNED);
-    assertThat(stage)
-        .as("the archive comes from the benchmarked training run")
-        .anySatisfy(
-            i -> assertThat(jsonArray(i.arguments())).containsAll(FootprintBench.TRAINING_RUN));
     assertThat(Files.readString(ROOT.resolve("agent/pom.xml")))
         .contains("<finalName>etcd-member-agent</finalName>");
   }
 
   @Test
-  void nothingAtRunTimeNeedsAShell() throws IOException {
+  void theAheadOfTimeCacheIsMadeByTheBenchmarkedTrainingWithTheFlagsThatRunIt() throws IOException {
+    List<Instruction> stage = finalStage();
+    List<String> entrypoint = jsonArray(only(stage, "ENTRYPOINT").arguments());
+    String cacheFlag =
+        entrypoint.stream().filter(w -> w.startsWith("-XX:AOTCache=")).findFirst().orElseThrow();
+    String cache = cacheFlag.substring(cacheFlag.indexOf('=') + 1);
+    assertThat(entrypoint).noneMatch(w -> w.startsWith("-XX:SharedArchiveFile"));
+    Instruction training = only(stage, "RUN");
+    List<String> words = jsonArray(training.arguments());
+    assertThat(training.arguments())
+        .as("the script the footprint benchmark runs, mounted for this step only")
+        .contains("source=" + FootprintBench.TRAINING_SCRIPT + ",target=" + words.get(3));
+    assertThat(words.subList(0, 3))
+        .containsExactly("/busybox/env", "PATH=/busybox:/usr/bin:/bin", "sh");
+    String jar = entrypoint.get(entrypoint.indexOf("-jar") + 1);
+    assertThat(words.get(5)).as("the jar the image runs").isEqualTo(jar);
+    assertThat(words.get(6)).as("the cache the image uses").isEqualTo(cache);
+    assertThat(words.get(7)).isEqualTo(entrypoint.get(0));
+    List<String> runFlags = new ArrayList<>(entrypoint.subList(1, entrypoint.indexOf("-jar")));
+    runFlags.remove(cacheFlag);
+    assertThat(words.subList(8, words.size()))
+        .as("trained with exactly the flags that run it")
+        .isEqualTo(runFlags);
+  }
+
+  @Test
+  void nothingAtRunTimeNeedsAShellAndTheTrainingLeavesNothingBehind() throws IOException {
     for (Instruction i : finalStage()) {
       if (List.of("RUN", "ENTRYPOINT", "CMD").contains(i.keyword())) {
-        assertThat(i.arguments()).as(i.keyword() + " in exec form").startsWith("[");
+        String command = i.arguments().replaceAll("^(--mount=\\S+\\s+)*", "");
+        assertThat(command).as(i.keyword() + " in exec form").startsWith("[");
+        Matcher mount = Pattern.compile("--mount=(\\S+)").matcher(i.arguments());
+        while (mount.find()) {
+          assertThat(mount.group(1))
+              .as("only bind mounts, gone after the step")
+              .startsWith("type=bind,");
+        }
       }
     }
+  }
+
+  private static Instruction only(List<Instruction> stage, String keyword) {
+    List<Instruction> found = stage.stream().filter(i -> i.keyword().equals(keyword)).toList();
+    assertThat(found).as(keyword).hasSize(1);
+    return found.get(0);
   }
 
   @Test

@@ -48,9 +48,15 @@ public final class AgentProcess implements AutoCloseable {
   /** {@code jvm}: the java command and its flags (another JDK, tuned flags, a CDS archive). */
   public static AgentProcess startJvm(
       List<String> jvm, int httpPort, Map<String, String> env, String... args) {
+    return startJar(jvm, jar(), httpPort, env, args);
+  }
+
+  /** The same with another build of the agent (a benchmark's "before"). */
+  public static AgentProcess startJar(
+      List<String> jvm, Path jar, int httpPort, Map<String, String> env, String... args) {
     List<String> command = new ArrayList<>(jvm);
     command.add("-jar");
-    command.add(jar().toString());
+    command.add(jar.toString());
     command.addAll(List.of(args));
     try {
       Path stderr = Files.createTempFile("agent", ".log");
