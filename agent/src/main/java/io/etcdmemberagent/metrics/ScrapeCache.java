@@ -33,11 +33,10 @@ final class ScrapeCache {
     if (fresh(cached)) {
       return cached.body();
     }
-    if (cached != null && !rendering.tryLock()) {
-      return cached.body();
-    }
     if (cached == null) {
-      rendering.lock();
+      rendering.lock(); // nothing to serve yet: wait for the render in progress, if any
+    } else if (!rendering.tryLock()) {
+      return cached.body();
     }
     try {
       Rendered again = byType.get(type);

@@ -13,7 +13,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 /**
  * What one agent costs: start-up to the first /livez and to the first verdict, and after a steady
@@ -27,7 +26,10 @@ import java.util.concurrent.TimeUnit;
  */
 public final class FootprintBench {
 
-  /** The image's flags before #19 (JDK 21 distroless with a CDS archive). */
+  /**
+   * The image's flags before #19 (JDK 21 distroless with a CDS archive). The same as {@link #TUNED}
+   * today, kept apart so that a change to the image's flags leaves the "before" rows as they were.
+   */
   static final List<String> IMAGE_BEFORE =
       List.of(
           "-XX:+UseSerialGC",
@@ -63,7 +65,7 @@ public final class FootprintBench {
   /** Makes the image's ahead-of-time cache; the Dockerfile runs the same script. */
   public static final String TRAINING_SCRIPT = "deploy/image/aot-training.sh";
 
-  static final Path TEMURIN_25 = Path.of("/usr/lib/jvm/temurin-25-jdk-amd64");
+  public static final Path TEMURIN_25 = Path.of("/usr/lib/jvm/temurin-25-jdk-amd64");
 
   record Variant(String name, List<String> jvm, Path jar) {}
 
@@ -95,21 +97,24 @@ public final class FootprintBench {
     List<Variant> variants = new ArrayList<>();
     String java17 = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     String java25 = imageJava();
+    int major17 = majorVersion(java17);
     variants.add(
         new Variant(
-            "JDK " + majorVersion(java17) + ", default flags",
+            "JDK " + major17 + ", default flags",
             List.of(java17, "-XX:MaxRAM=256m"),
             AgentProcess.jar()));
-    for (String java : java25.equals(java17) ? List.of(java17) : List.of(java17, java25)) {
-      Path archive = workDir.resolve("before-" + majorVersion(java) + ".jsa");
-      makeArchive(java, archive);
-      List<String> jvm = new ArrayList<>(List.of(java, "-XX:MaxRAM=256m"));
+    Map<String, Integer> jdks = new LinkedHashMap<>(Map.of(java17, major17));
+    jdks.put(java25, java25.equals(java17) ? major17 : majorVersion(java25));
+    for (Map.Entry<String, Integer> jdk : jdks.entrySet()) {
+      Path archive = workDir.resolve("before-" + jdk.getValue() + ".jsa");
+      makeArchive(jdk.getKey(), archive);
+      List<String> jvm = new ArrayList<>(List.of(jdk.getKey(), "-XX:MaxRAM=256m"));
       jvm.addAll(IMAGE_BEFORE);
       jvm.add("-XX:SharedArchiveFile=" + archive);
       jvm.add("-Xshare:auto");
-      variants.add(new Variant("JDK " + majorVersion(java) + ", image before", jvm, beforeJar()));
+      variants.add(new Variant("JDK " + jdk.getValue() + ", image before", jvm, beforeJar()));
     }
-    if (majorVersion(java25).compareTo("25") >= 0) {
+    if (jdks.get(java25) >= 25) {
       Path cache = workDir.resolve("agent.aot");
       train(java25, cache);
       List<String> jvm = new ArrayList<>(List.of(java25, "-XX:MaxRAM=256m"));
@@ -120,26 +125,22 @@ public final class FootprintBench {
     return variants;
   }
 
-  private static String majorVersion(String java) throws Exception {
-    Process p = new ProcessBuilder(java, "-version").redirectErrorStream(true).start();
-    String out = new String(p.getInputStream().readAllBytes());
-    p.waitFor(30, TimeUnit.SECONDS);
-    return out.replaceAll("(?s).*version \"(\\d+).*", "$1");
+  private static int majorVersion(String java) {
+    String said = Processes.output(java, "-version");
+    return Integer.parseInt(said.replaceAll("(?s).*version \"(\\d+).*", "$1"));
   }
 
   /** The CDS archive as the image before made it: the classes of its training run, at exit. */
-  private static void makeArchive(String java, Path archive) throws Exception {
+  private static void makeArchive(String java, Path archive) {
     List<String> command = new ArrayList<>(List.of(java, "-XX:ArchiveClassesAtExit=" + archive));
     command.addAll(IMAGE_BEFORE);
     command.addAll(List.of("-jar", beforeJar().toString(), "run"));
     command.addAll(TRAINING_BEFORE);
-    Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-    p.getInputStream().readAllBytes();
-    p.waitFor(120, TimeUnit.SECONDS);
+    Processes.run(Map.of(), 120, command);
   }
 
   /** The image's ahead-of-time cache, made by the Dockerfile's training script. */
-  void train(String java, Path cache) throws Exception {
+  void train(String java, Path cache) {
     List<String> command =
         new ArrayList<>(
             List.of(
@@ -150,24 +151,41 @@ public final class FootprintBench {
                 cache.toString(),
                 java));
     command.addAll(TUNED);
-    ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
-    pb.environment()
-        .put("TRAIN_PORTS", FreePorts.next() + " " + FreePorts.next() + " " + FreePorts.next());
-    pb.environment().put("TRAIN_LOG", workDir.resolve("aot-training-agent.log").toString());
-    Process p = pb.start();
-    String out = new String(p.getInputStream().readAllBytes());
-    if (!p.waitFor(300, TimeUnit.SECONDS) || p.exitValue() != 0 || !Files.isRegularFile(cache)) {
-      throw new IllegalStateException("the training run failed:\n" + out);
+    Processes.Result training = runTraining(command, workDir.resolve("aot-training-agent.log"));
+    if (training.exitCode() != 0 || !Files.isRegularFile(cache)) {
+      throw new IllegalStateException("the training run failed:\n" + training.output());
     }
-    List<String> check = new ArrayList<>(List.of(java, "-XX:AOTCache=" + cache, "-XX:AOTMode=on"));
-    check.addAll(TUNED);
-    check.addAll(List.of("-jar", AgentProcess.jar().toString(), "version"));
-    Process uses = new ProcessBuilder(check).redirectErrorStream(true).start();
-    String said = new String(uses.getInputStream().readAllBytes());
-    if (!uses.waitFor(60, TimeUnit.SECONDS) || uses.exitValue() != 0) {
+    Processes.Result uses = versionWithCache(java, cache);
+    if (uses.exitCode() != 0) {
       throw new IllegalStateException(
-          "the JVM refuses the cache it trained (AOTMode=on):\n" + said);
+          "the JVM refuses the cache it trained (AOTMode=on):\n" + uses.output());
     }
+  }
+
+  /**
+   * Runs the training script's {@code command} on free ports, keeping the agent's log at {@code
+   * agentLog}.
+   */
+  public static Processes.Result runTraining(List<String> command, Path agentLog) {
+    Map<String, String> env =
+        Map.of(
+            "TRAIN_PORTS",
+            FreePorts.next() + " " + FreePorts.next() + " " + FreePorts.next(),
+            "TRAIN_LOG",
+            agentLog.toString());
+    return Processes.run(env, 300, command);
+  }
+
+  /**
+   * {@code version} with the cache and the image's flags under {@code -XX:AOTMode=on}, which fails
+   * when the JVM cannot use the cache; logs what it maps ({@code -Xlog:aot=info}).
+   */
+  public static Processes.Result versionWithCache(String java, Path cache) {
+    List<String> command =
+        new ArrayList<>(List.of(java, "-XX:AOTCache=" + cache, "-XX:AOTMode=on", "-Xlog:aot=info"));
+    command.addAll(TUNED);
+    command.addAll(List.of("-jar", AgentProcess.jar().toString(), "version"));
+    return Processes.run(Map.of(), 60, command);
   }
 
   void run(Report report) throws Exception {

@@ -31,10 +31,7 @@ final class ProcessStats {
   /** User plus system CPU time so far, in milliseconds. */
   static double cpuMillis(long pid) {
     try {
-      String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
-      String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-      long ticks = Long.parseLong(f[11]) + Long.parseLong(f[12]);
-      return ticks * 1000 / TICKS_PER_SECOND;
+      return cpuMillisOf(Files.readString(Path.of("/proc", Long.toString(pid), "stat")));
     } catch (IOException e) {
       return Double.NaN;
     }
@@ -51,9 +48,7 @@ final class ProcessStats {
         try {
           String stat = Files.readString(task.resolve("stat"));
           String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-          String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-          double millis = (Long.parseLong(f[11]) + Long.parseLong(f[12])) * 1000 / TICKS_PER_SECOND;
-          byName.merge(name.replaceAll("(?<=-)\\d+|\\d+$", "N"), millis, Double::sum);
+          byName.merge(name.replaceAll("(?<=-)\\d+|\\d+$", "N"), cpuMillisOf(stat), Double::sum);
         } catch (IOException ended) {
           // the thread ended between the listing and the read
         }
@@ -62,6 +57,12 @@ final class ProcessStats {
       // gone
     }
     return byName;
+  }
+
+  /** utime + stime of a /proc stat line (process or thread), in milliseconds. */
+  private static double cpuMillisOf(String stat) {
+    String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+    return (Long.parseLong(f[11]) + Long.parseLong(f[12])) * 1000 / TICKS_PER_SECOND;
   }
 
   private static long field(long pid, String name) {

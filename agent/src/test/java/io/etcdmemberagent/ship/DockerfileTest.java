@@ -151,7 +151,7 @@ class DockerfileTest {
     }
   }
 
-  private static Instruction only(List<Instruction> stage, String keyword) {
+  static Instruction only(List<Instruction> stage, String keyword) {
     List<Instruction> found = stage.stream().filter(i -> i.keyword().equals(keyword)).toList();
     assertThat(found).as(keyword).hasSize(1);
     return found.get(0);
@@ -173,7 +173,8 @@ class DockerfileTest {
         .hasValue("**");
   }
 
-  private static List<String> jsonArray(String text) {
+  /** The quoted words of an instruction (exec form); BuildKit's --mount options are unquoted. */
+  static List<String> jsonArray(String text) {
     List<String> words = new ArrayList<>();
     Matcher m = Pattern.compile("\"([^\"]*)\"").matcher(text);
     while (m.find()) {

@@ -6,16 +6,13 @@ import static org.assertj.core.api.Assumptions.assumeThat;
 import io.etcdmemberagent.bench.FootprintBench;
 import io.etcdmemberagent.testing.AgentProcess;
 import io.etcdmemberagent.testing.EtcdBinaries;
-import io.etcdmemberagent.testing.FreePorts;
+import io.etcdmemberagent.testing.Processes;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipFile;
 import org.junit.jupiter.api.Test;
@@ -33,7 +30,7 @@ class ImageTrainingE2E {
 
   @Test
   void theDockerfilesTrainingStepMakesACacheTheJvmUses() throws Exception {
-    Path java = Path.of("/usr/lib/jvm/temurin-25-jdk-amd64/bin/java");
+    Path java = FootprintBench.TEMURIN_25.resolve("bin/java");
     assumeThat(Files.isExecutable(java)).as("a JDK 25 (the image's) is installed").isTrue();
     List<String> words = runWords();
     Path cache = dir.resolve("agent.aot");
@@ -56,14 +53,8 @@ class ImageTrainingE2E {
     }
     String nativeDir = jnaNative().toString();
     command.replaceAll(w -> w.replace("/app/native", nativeDir));
-    ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
-    pb.environment()
-        .put("TRAIN_PORTS", FreePorts.next() + " " + FreePorts.next() + " " + FreePorts.next());
-    pb.environment().put("TRAIN_LOG", log.toString());
-    Process training = pb.start();
-    String output = new String(training.getInputStream().readAllBytes());
-    assertThat(training.waitFor(180, TimeUnit.SECONDS)).isTrue();
-    assertThat(training.exitValue()).as(output).isZero();
+    Processes.Result training = FootprintBench.runTraining(command, log);
+    assertThat(training.exitCode()).as(training.output()).isZero();
     assertThat(cache).isNotEmptyFile();
 
     String agent = Files.readString(log);
@@ -76,15 +67,9 @@ class ImageTrainingE2E {
         .contains("kube-refused call=\"pods get\" detail=\"404");
     assertThat(agent).contains("exit-after").contains("stopped");
 
-    List<String> check = new ArrayList<>(List.of(java.toString(), "-XX:AOTCache=" + cache));
-    check.addAll(List.of("-XX:AOTMode=on", "-Xlog:aot=info"));
-    check.addAll(FootprintBench.TUNED);
-    check.addAll(List.of("-jar", AgentProcess.jar().toString(), "version"));
-    Process run = new ProcessBuilder(check).redirectErrorStream(true).start();
-    String said = new String(run.getInputStream().readAllBytes());
-    assertThat(run.waitFor(60, TimeUnit.SECONDS)).isTrue();
-    assertThat(run.exitValue()).as(said).isZero();
-    assertThat(said).contains("Using AOT-linked classes");
+    Processes.Result run = FootprintBench.versionWithCache(java.toString(), cache);
+    assertThat(run.exitCode()).as(run.output()).isZero();
+    assertThat(run.output()).contains("Using AOT-linked classes");
   }
 
   /** JNA's native part taken out of the jar, as the Dockerfile's build stage does. */
@@ -101,18 +86,7 @@ class ImageTrainingE2E {
 
   /** The words of the final stage's RUN (the training step), in exec form. */
   private static List<String> runWords() throws Exception {
-    DockerfileTest.Instruction run =
-        DockerfileTest.finalStage().stream()
-            .filter(i -> i.keyword().equals("RUN"))
-            .findFirst()
-            .orElseThrow();
-    List<String> words = new ArrayList<>();
-    Matcher m =
-        Pattern.compile("\"([^\"]*)\"")
-            .matcher(run.arguments().replaceAll("^(--mount=\\S+\\s+)*", ""));
-    while (m.find()) {
-      words.add(m.group(1));
-    }
-    return words;
+    DockerfileTest.Instruction run = DockerfileTest.only(DockerfileTest.finalStage(), "RUN");
+    return DockerfileTest.jsonArray(run.arguments());
   }
 }

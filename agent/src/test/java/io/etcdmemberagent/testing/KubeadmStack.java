@@ -377,6 +377,9 @@ public final class KubeadmStack implements AutoCloseable {
 
   /** A process restarted one second after it exits, as the kubelet restarts a static Pod's. */
   private static final class Supervised {
+    /** What a kubelet waits before it restarts a static Pod's container that exited. */
+    static final long RESTART_BACKOFF_MILLIS = 1000;
+
     final String name;
     final List<String> command;
     final Path log;
@@ -408,7 +411,7 @@ public final class KubeadmStack implements AutoCloseable {
           }
           restarts++;
           System.out.printf("%s %s exited %d; restarting it%n", Instant.now(), name, exit);
-          Thread.sleep(1000);
+          Thread.sleep(RESTART_BACKOFF_MILLIS); // the kubelet's back-off, modelled, not a wait
         } catch (InterruptedException e) {
           return;
         }

@@ -42,13 +42,25 @@ public final class Processes {
 
   /** Runs a short command to its end (at most 30 s), whatever its exit status. */
   public static Result run(String... command) {
+    return run(java.util.Map.of(), 30, java.util.List.of(command));
+  }
+
+  /**
+   * Runs a command with {@code env} added to this environment to its end (at most {@code
+   * limitSeconds}), whatever its exit status.
+   */
+  public static Result run(
+      java.util.Map<String, String> env, int limitSeconds, java.util.List<String> command) {
     try {
-      Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+      ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+      pb.environment().putAll(env);
+      Process p = pb.start();
       p.getOutputStream().close();
       byte[] out = p.getInputStream().readAllBytes();
-      if (!p.waitFor(30, TimeUnit.SECONDS)) {
+      if (!p.waitFor(limitSeconds, TimeUnit.SECONDS)) {
         p.destroyForcibly();
-        throw new IllegalStateException(String.join(" ", command) + " did not end within 30 s");
+        throw new IllegalStateException(
+            String.join(" ", command) + " did not end within " + limitSeconds + " s");
       }
       return new Result(p.exitValue(), new String(out, java.nio.charset.StandardCharsets.UTF_8));
     } catch (IOException e) {
