@@ -295,6 +295,20 @@ class EtcdMemberIT {
             .contains("MEMBER ID", "LEADER ID", "VERSION");
 
         Poll.until(
+            "etcd's storage version settled on every member (3.6+ migrates it after start-up, a"
+                + " real change each agent writes)",
+            Duration.ofSeconds(30),
+            () -> {
+              for (int i = 0; i < 3; i++) {
+                JsonObject s = status("etcd-" + i);
+                String minor = text(s, "etcdVersion").replaceAll("^(\\d+\\.\\d+).*", "$1");
+                if (!text(s, "storageVersion").equals(minor + ".0")) {
+                  return false;
+                }
+              }
+              return true;
+            });
+        Poll.until(
             "nothing left to write",
             Duration.ofSeconds(20),
             () ->
