@@ -46,6 +46,7 @@ final class AgentState implements AgentView {
       }
     } else {
       checks.addAll(latest.get().verdict().checks());
+      loop.silentInThisPoll().ifPresent(failing -> failEarly(checks, failing));
       checks.add(
           Freshness.check(latest.get().verdict().decidedAt(), clock.instant(), maxVerdictAge));
     }
@@ -53,6 +54,19 @@ final class AgentState implements AgentView {
       checks.add(Check.fail(SHUTDOWN, "ShuttingDown", "the agent is shutting down"));
     }
     return checks;
+  }
+
+  /**
+   * The poll in progress found the local member silent: its {@code serving} check fails now, not
+   * when the poll's remaining calls (each up to the etcd timeout) are done. Only ever turns a
+   * passing check into a failing one.
+   */
+  private static void failEarly(List<Check> checks, Check failing) {
+    for (int i = 0; i < checks.size(); i++) {
+      if (checks.get(i).name().equals(failing.name()) && checks.get(i).passed()) {
+        checks.set(i, failing);
+      }
+    }
   }
 
   @Override

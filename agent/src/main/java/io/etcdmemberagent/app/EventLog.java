@@ -17,7 +17,8 @@ import java.util.logging.StreamHandler;
  * One line per event on stderr, as {@code text} ({@code ts LEVEL event key=value ...}) or {@code
  * json}. The agent's own events are written directly, so they still appear while the JVM shuts down
  * (java.util.logging resets its handlers then). Libraries log through java.util.logging (Jetty via
- * slf4j-jdk14, gRPC, Netty) into the same format, at WARN unless the level is debug.
+ * slf4j-jdk14, gRPC, Netty) into the same format, at WARN and above whatever the level: their debug
+ * output is frame and selector traces (tens of MB a minute), not what {@code debug} promises.
  */
 public final class EventLog {
 
@@ -44,7 +45,7 @@ public final class EventLog {
     handler.setLevel(Level.ALL);
     Logger root = Logger.getLogger("");
     root.addHandler(handler);
-    root.setLevel(threshold == Level.FINE ? Level.FINE : Level.WARNING);
+    root.setLevel(Level.WARNING);
   }
 
   private static Level parse(String level) {

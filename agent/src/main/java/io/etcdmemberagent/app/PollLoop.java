@@ -1,8 +1,10 @@
 package io.etcdmemberagent.app;
 
 import io.etcdmemberagent.core.AgentMetrics;
+import io.etcdmemberagent.core.Check;
 import io.etcdmemberagent.core.LearnerProgress;
 import io.etcdmemberagent.core.LearnerWatch;
+import io.etcdmemberagent.core.LocalObservation;
 import io.etcdmemberagent.core.MemberEvaluator;
 import io.etcdmemberagent.core.MemberSnapshot;
 import io.etcdmemberagent.core.MemberState;
@@ -51,6 +53,7 @@ final class PollLoop implements AutoCloseable {
             return t;
           });
   private final AtomicReference<PollOutcome> latest = new AtomicReference<>();
+  private final AtomicReference<Check> silentInThisPoll = new AtomicReference<>();
   private volatile Instant lastProgress;
   private long sequence;
 
@@ -88,6 +91,14 @@ final class PollLoop implements AutoCloseable {
     return Optional.ofNullable(latest.get());
   }
 
+  /**
+   * The failing {@code serving} check of the poll in progress once its local call went unanswered,
+   * before that poll has finished: empty between polls and while the local member answers.
+   */
+  Optional<Check> silentInThisPoll() {
+    return Optional.ofNullable(silentInThisPoll.get());
+  }
+
   /** When the loop last finished a poll (or started, before the first one finished). */
   Instant lastProgress() {
     return lastProgress;
@@ -119,7 +130,7 @@ final class PollLoop implements AutoCloseable {
     long started = System.nanoTime();
     long seq = ++sequence;
     beforePoll.run();
-    MemberSnapshot snapshot = collector.collect();
+    MemberSnapshot snapshot = collector.collect(this::localSilent);
     Verdict verdict = evaluator.evaluate(snapshot);
     Instant now = clock.instant();
     LearnerProgress progress = learnerWatch.observe(snapshot, verdict, now);
@@ -140,10 +151,16 @@ final class PollLoop implements AutoCloseable {
             promotions.history(),
             Duration.ofNanos(System.nanoTime() - started));
     latest.set(outcome);
+    silentInThisPoll.set(null);
     metrics.recordPoll(outcome);
     transitions.observe(outcome);
     publisher.accept(outcome);
     return outcome;
+  }
+
+  private void localSilent(LocalObservation local) {
+    MemberState before = latest().map(o -> o.verdict().state()).orElse(MemberState.UNKNOWN);
+    silentInThisPoll.set(MemberEvaluator.serving(local, before));
   }
 
   @Override

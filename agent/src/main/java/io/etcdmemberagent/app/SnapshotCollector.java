@@ -14,13 +14,15 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
  * Makes one poll's etcd calls: local Status, the member list through a voter, and the leader's
  * Status through its client URL (skipped when the local member leads); the alarm list through a
  * voter only when the local member is silent. Adds the disk and peer-TLS facts. Remembers the last
- * member list and the local member id between polls; nothing else.
+ * member list, the local member id and whether the local member answered the last poll; nothing
+ * else.
  */
 final class SnapshotCollector {
 
@@ -33,6 +35,7 @@ final class SnapshotCollector {
   private final PeerTlsMonitor peerTls;
   private Membership lastKnown = new Membership.Unknown("not read yet");
   private long rememberedMemberId;
+  private boolean answeredLastPoll;
 
   SnapshotCollector(
       EtcdGateway etcd,
@@ -51,19 +54,31 @@ final class SnapshotCollector {
     this.ownPeerUrls = List.copyOf(ownPeerUrls);
   }
 
-  MemberSnapshot collect() {
+  /**
+   * One poll's snapshot. {@code silent} hears at once when the local member has not answered,
+   * before the poll's other calls (the member list and alarms through other voters, each up to the
+   * timeout) are made: readiness need not wait for them.
+   */
+  MemberSnapshot collect(Consumer<LocalObservation> silent) {
     Instant takenAt = clock.instant();
+    boolean backFromSilence = !answeredLastPoll;
     LocalObservation answered = etcd.status(localEndpoint);
     LocalStatus status = answered instanceof LocalObservation.Answered a ? a.status() : null;
     if (status != null) {
       rememberedMemberId = status.memberId();
+    } else {
+      silent.accept(answered);
     }
     Membership membership = membership(answered);
     if (membership instanceof Membership.Known) {
       lastKnown = membership;
     }
     LocalObservation local = stillAnswering(answered, membership);
-    LeaderObservation leader = readLeader(status);
+    if (local != answered) {
+      silent.accept(local);
+    }
+    answeredLastPoll = local instanceof LocalObservation.Answered;
+    LeaderObservation leader = readLeader(status, backFromSilence);
     Optional<List<Alarm>> listedAlarms =
         status == null && membership instanceof Membership.Known known
             ? etcd.alarmList(known.readFrom())
@@ -100,7 +115,7 @@ final class SnapshotCollector {
         "answered Status, then not the member list in the same poll");
   }
 
-  private LeaderObservation readLeader(LocalStatus status) {
+  private LeaderObservation readLeader(LocalStatus status, boolean backFromSilence) {
     if (status == null) {
       return new LeaderObservation.Unavailable("the local member did not answer");
     }
@@ -108,7 +123,9 @@ final class SnapshotCollector {
       return new LeaderObservation.Unavailable("no leader");
     }
     if (status.isLeader()) {
-      return new LeaderObservation.Answered(status.leaderId(), status.raftIndex());
+      return backFromSilence
+          ? confirmLeadership(status)
+          : new LeaderObservation.Answered(status.leaderId(), status.raftIndex());
     }
     Optional<MemberInfo> leader =
         lastKnown instanceof Membership.Known known
@@ -122,11 +139,60 @@ final class SnapshotCollector {
     for (String url : leader.get().clientUrls()) {
       LocalObservation answer = etcd.status(url);
       if (answer instanceof LocalObservation.Answered a) {
-        return new LeaderObservation.Answered(status.leaderId(), a.status().raftIndex());
+        return a.status().isLeader()
+            ? new LeaderObservation.Answered(status.leaderId(), a.status().raftIndex())
+            : new LeaderObservation.Unavailable(
+                "member "
+                    + Long.toHexString(status.leaderId())
+                    + " no longer leads: "
+                    + follows(a.status()));
       }
       reasons.add(answer.detail());
     }
     return new LeaderObservation.Unavailable(
         "leader did not answer: " + String.join("; ", reasons));
+  }
+
+  /**
+   * A leader that was silent in the last poll (frozen, stalled, cut off) answers first from the
+   * term it led before: the others may have elected a new leader meanwhile, and it steps down only
+   * when it hears of that. Another voter's Status settles it; when none answers, its word stands.
+   */
+  private LeaderObservation confirmLeadership(LocalStatus status) {
+    for (String url : otherVoters(status.memberId())) {
+      if (etcd.status(url) instanceof LocalObservation.Answered a) {
+        return a.status().leaderId() == status.memberId()
+            ? new LeaderObservation.Answered(status.leaderId(), status.raftIndex())
+            : new LeaderObservation.Unavailable(
+                "this member answered as the leader of term "
+                    + status.raftTerm()
+                    + " right after it was silent, but "
+                    + follows(a.status()));
+      }
+    }
+    return new LeaderObservation.Answered(status.leaderId(), status.raftIndex());
+  }
+
+  /** Client URLs of other voters from the last member list, one per member, at most two. */
+  private List<String> otherVoters(long self) {
+    if (!(lastKnown instanceof Membership.Known known)) {
+      return List.of();
+    }
+    return known.members().stream()
+        .filter(m -> m.id() != self && !m.learner() && !m.clientUrls().isEmpty())
+        .map(m -> m.clientUrls().get(0))
+        .limit(2)
+        .toList();
+  }
+
+  private static String follows(LocalStatus other) {
+    String leader =
+        other.hasLeader() ? "leader " + Long.toHexString(other.leaderId()) : "no leader";
+    return "member "
+        + Long.toHexString(other.memberId())
+        + " follows "
+        + leader
+        + " in term "
+        + other.raftTerm();
   }
 }

@@ -166,7 +166,8 @@ public final class MemberEvaluator {
     return OptionalLong.of(Math.max(0, l.raftIndex() - status.raftAppliedIndex()));
   }
 
-  private static Check serving(LocalObservation local, MemberState state) {
+  /** The {@code serving} check for this answer (or silence) of a member in this state. */
+  public static Check serving(LocalObservation local, MemberState state) {
     String name = CheckNames.SERVING;
     if (local instanceof LocalObservation.Answered) {
       return Check.pass(name, "Serving", "the local member answered Status in this poll");

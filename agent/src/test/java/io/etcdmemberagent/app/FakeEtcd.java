@@ -39,7 +39,9 @@ final class FakeEtcd implements EtcdGateway {
   @Override
   public Membership memberList(String endpoint) {
     calls.add("list " + endpoint);
-    return lists.getOrDefault(endpoint, new Membership.Unknown(endpoint + " down"));
+    Membership m = lists.getOrDefault(endpoint, new Membership.Unknown(endpoint + " down"));
+    // read from where it was asked, as the gateway reports it
+    return m instanceof Membership.Known k ? new Membership.Known(k.members(), endpoint) : m;
   }
 
   @Override
