@@ -40,8 +40,8 @@ USER 0
 RUN --mount=type=bind,from=training-shell,source=/busybox,target=/busybox \
     --mount=type=bind,from=training-etcd,source=/usr/local/bin/etcd,target=/training/etcd \
     --mount=type=bind,source=deploy/image/aot-training.sh,target=/training/aot-training.sh \
-    ["/busybox/env", "PATH=/busybox:/usr/bin:/bin", "sh", "/training/aot-training.sh", "/training/etcd", "/app/etcd-member-agent.jar", "/app/etcd-member-agent.aot", "java", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:MaxRAMPercentage=60", "-XX:MinHeapFreeRatio=5", "-XX:MaxHeapFreeRatio=20", "-Xss512k", "-XX:-UsePerfData", "-Dio.netty.allocator.type=unpooled", "-Djna.boot.library.path=/app/native", "-Djna.nounpack=true"]
+    ["/busybox/env", "PATH=/busybox:/usr/bin:/bin", "sh", "/training/aot-training.sh", "/training/etcd", "/app/etcd-member-agent.jar", "/app/etcd-member-agent.aot", "java", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:CompileThresholdScaling=0.05", "-XX:MaxRAMPercentage=60", "-XX:MinHeapFreeRatio=5", "-XX:MaxHeapFreeRatio=20", "-Xss512k", "-XX:-UsePerfData", "-Dio.netty.allocator.type=unpooled", "-Djna.boot.library.path=/app/native", "-Djna.nounpack=true"]
 USER 65532:65532
 EXPOSE 9379
-ENTRYPOINT ["java", "-XX:AOTCache=/app/etcd-member-agent.aot", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:MaxRAMPercentage=60", "-XX:MinHeapFreeRatio=5", "-XX:MaxHeapFreeRatio=20", "-Xss512k", "-XX:-UsePerfData", "-Dio.netty.allocator.type=unpooled", "-Djna.boot.library.path=/app/native", "-Djna.nounpack=true", "-jar", "/app/etcd-member-agent.jar"]
+ENTRYPOINT ["java", "-XX:AOTCache=/app/etcd-member-agent.aot", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:CompileThresholdScaling=0.05", "-XX:MaxRAMPercentage=60", "-XX:MinHeapFreeRatio=5", "-XX:MaxHeapFreeRatio=20", "-Xss512k", "-XX:-UsePerfData", "-Dio.netty.allocator.type=unpooled", "-Djna.boot.library.path=/app/native", "-Djna.nounpack=true", "-jar", "/app/etcd-member-agent.jar"]
 CMD ["run"]

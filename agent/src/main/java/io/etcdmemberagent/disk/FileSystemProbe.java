@@ -31,6 +31,8 @@ public final class FileSystemProbe {
   private Optional<Duration> lastFsync = Optional.empty();
   private Optional<String> fsyncError = Optional.empty();
   private DbFileState lastDbFile = new DbFileState.Missing();
+  private Path storePath;
+  private FileStore store;
 
   public FileSystemProbe(Path dataDir, Duration probeInterval) {
     this.dataDir = dataDir.toAbsolutePath().normalize();
@@ -51,14 +53,14 @@ public final class FileSystemProbe {
         Files.isDirectory(member.resolve("wal")) || Files.isDirectory(member.resolve("snap"));
     long usable = -1;
     long total = -1;
+    Path statPath = exists ? dataDir : scratch.getParent();
     try {
-      FileStore store = Files.getFileStore(exists ? dataDir : scratch.getParent());
+      FileStore store = storeOf(statPath);
       usable = store.getUsableSpace();
       total = store.getTotalSpace();
     } catch (IOException e) {
-      // reported through exists/readable; sizes stay unknown
+      storePath = null; // reported through exists/readable; sizes stay unknown
     }
-    Path statPath = exists ? dataDir : scratch.getParent();
     Optional<FilesystemInodes.Inodes> inodes = FilesystemInodes.of(statPath);
     DbFileState db =
         readable ? dbFile(member.resolve("snap").resolve("db")) : new DbFileState.Missing();
@@ -78,6 +80,18 @@ public final class FileSystemProbe {
         lastFsync,
         fsyncError,
         due && exists);
+  }
+
+  /**
+   * The filesystem of {@code path}, found once: finding it reads the whole mount table (hundreds of
+   * entries on a Kubernetes node), while its space is asked of the path itself every time.
+   */
+  private FileStore storeOf(Path path) throws IOException {
+    if (!path.equals(storePath)) {
+      store = Files.getFileStore(path);
+      storePath = path;
+    }
+    return store;
   }
 
   /** The db file's state; the last one seen when an interrupt (shutdown) cut the read short. */

@@ -47,6 +47,7 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
       new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private final AtomicReference<PollOutcome> latest = new AtomicReference<>();
   private final Timer pollDuration;
+  private final Counter polls;
   private final Timer promoteDuration;
   private final Timer patchDuration;
   private final Timer fsyncProbe;
@@ -60,6 +61,7 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
 
   public MicrometerMetrics() {
     pollDuration = histogram("poll_duration", "Time one poll of etcd took");
+    polls = Counter.builder(PREFIX + "polls").description("Polls of etcd").register(registry);
     promoteDuration =
         histogram(
             "promote_attempt_duration",
@@ -311,7 +313,7 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
         .flatMap(DiskFacts::lastFsync)
         .ifPresent(fsyncProbe::record);
     pollDuration.record(outcome.took());
-    Counter.builder(PREFIX + "polls").description("Polls of etcd").register(registry).increment();
+    polls.increment();
     for (PollError error : pollErrors(outcome)) {
       Counter.builder(PREFIX + "poll_errors")
           .description("Failed etcd calls in polls, by call and reason")
