@@ -12,10 +12,10 @@ import java.util.Optional;
  */
 final class History {
 
-  /** One {@code /readyz} answer (-1: nothing answered) and the stand-in's ready condition. */
   /**
-   * One sample: /readyz asked at {@code atNanos}, the stand-in's ready condition read at {@code
-   * conditionAtNanos} (right after the answer; later when the recorder's thread was held up).
+   * One {@code /readyz} answer (-1: nothing answered), asked at {@code atNanos}, and the stand-in's
+   * ready condition, read at {@code conditionAtNanos} (right after the answer; later when the
+   * recorder's thread was held up).
    */
   record Verdict(long atNanos, int readyz, String readyCondition, long conditionAtNanos) {
     Verdict(long atNanos, int readyz, String readyCondition) {
@@ -30,10 +30,20 @@ final class History {
   /**
    * The truth about the local member as the test read it: it answered Status, it is a voter by the
    * member list of the other members and by its own Status, it knows a leader, it has a CORRUPT
-   * alarm.
+   * alarm. Sampled from {@code atNanos} to {@code doneNanos}: a slow answer holds up the next
+   * sample.
    */
   record Truth(
-      long atNanos, boolean answered, boolean voter, boolean leaderKnown, boolean corrupt) {
+      long atNanos,
+      boolean answered,
+      boolean voter,
+      boolean leaderKnown,
+      boolean corrupt,
+      long doneNanos) {
+    Truth(long atNanos, boolean answered, boolean voter, boolean leaderKnown, boolean corrupt) {
+      this(atNanos, answered, voter, leaderKnown, corrupt, atNanos);
+    }
+
     boolean healthyVoter() {
       return answered && voter && leaderKnown && !corrupt;
     }

@@ -6,6 +6,7 @@ import io.etcdmemberagent.testing.AgentLog;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * The promises of the agent, checked over a whole {@link History} (not only its end). Each method
@@ -57,8 +58,8 @@ final class Invariants {
             at(h, v.atNanos())
                 + "/readyz said 200 but for "
                 + detection.toMillis()
-                + " ms before the member was not a healthy voter (last truth "
-                + lastTruthBefore(h, v.atNanos())
+                + " ms before the member was not a healthy voter ("
+                + truthsAround(h, v.atNanos())
                 + ")");
       }
     }
@@ -67,16 +68,33 @@ final class Invariants {
 
   /**
    * The agent's own poll can be fresher than the recorder's last truth sample (a leader elected
-   * between two samples): the first sample after the 200, if it follows within {@link #NEXT_TRUTH},
-   * settles it.
+   * between two samples): the first sample after the 200 settles it if it follows within {@link
+   * #NEXT_TRUTH}, counted from the 200 or, when the sample before was still waiting for its answers
+   * then, from the end of that sample (the recorder's own delay is not the agent's).
    */
   private static boolean nextTruthIsHealthy(History.Snapshot h, long verdictAt) {
-    return h.truths().stream()
-        .filter(t -> t.atNanos() > verdictAt)
-        .findFirst()
-        .filter(t -> t.atNanos() - verdictAt <= NEXT_TRUTH.toNanos())
+    long from =
+        Math.max(
+            verdictAt,
+            truthBefore(h, verdictAt).map(History.Truth::doneNanos).orElse(Long.MIN_VALUE));
+    return truthAfter(h, verdictAt)
+        .filter(t -> t.atNanos() - from <= NEXT_TRUTH.toNanos())
         .map(History.Truth::healthyVoter)
         .orElse(false);
+  }
+
+  private static Optional<History.Truth> truthBefore(History.Snapshot h, long at) {
+    History.Truth last = null;
+    for (History.Truth t : h.truths()) {
+      if (t.atNanos() <= at) {
+        last = t;
+      }
+    }
+    return Optional.ofNullable(last);
+  }
+
+  private static Optional<History.Truth> truthAfter(History.Snapshot h, long at) {
+    return h.truths().stream().filter(t -> t.atNanos() > at).findFirst();
   }
 
   /** After every fault ends, /readyz is 200 again within the convergence bound. */
@@ -292,20 +310,25 @@ final class Invariants {
         .anyMatch(w -> at >= w[0] && (w[1] == Long.MAX_VALUE || at <= w[1] + after));
   }
 
-  private static String lastTruthBefore(History.Snapshot h, long at) {
-    History.Truth last = null;
-    for (History.Truth t : h.truths()) {
-      if (t.atNanos() <= at) {
-        last = t;
-      }
-    }
-    return last == null
-        ? "none"
-        : at(h, last.atNanos())
-            + (last.answered() ? "answered" : "silent")
-            + (last.voter() ? ", voter" : ", not a voter")
-            + (last.leaderKnown() ? ", leader known" : ", no leader")
-            + (last.corrupt() ? ", CORRUPT" : "");
+  /**
+   * The samples on either side of a 200, with how long each took, to tell a slow recorder apart.
+   */
+  private static String truthsAround(History.Snapshot h, long at) {
+    return "last truth "
+        + truthBefore(h, at).map(t -> describe(h, t)).orElse("none")
+        + "; next truth "
+        + truthAfter(h, at).map(t -> describe(h, t)).orElse("none");
+  }
+
+  private static String describe(History.Snapshot h, History.Truth t) {
+    return at(h, t.atNanos())
+        + (t.answered() ? "answered" : "silent")
+        + (t.voter() ? ", voter" : ", not a voter")
+        + (t.leaderKnown() ? ", leader known" : ", no leader")
+        + (t.corrupt() ? ", CORRUPT" : "")
+        + ", sampled in "
+        + Duration.ofNanos(t.doneNanos() - t.atNanos()).toMillis()
+        + " ms";
   }
 
   /** The history's changes (verdicts, truths, marks) in time order, one line each, for a human. */
@@ -324,7 +347,7 @@ final class Invariants {
     last = "";
     for (History.Truth t : h.truths()) {
       String now = "truth " + (t.healthyVoter() ? "healthy voter" : t.toString());
-      now = now.replaceAll("atNanos=\\d+, ", "");
+      now = now.replaceAll("atNanos=\\d+, |, doneNanos=\\d+", "");
       if (!now.equals(last)) {
         order.add(new long[] {t.atNanos(), lines.size()});
         lines.add(at(h, t.atNanos()) + now);

@@ -62,6 +62,28 @@ class InvariantsTest {
   }
 
   @Test
+  void aSlowSampleBeforeThe200DelaysTheSampleThatSettlesIt() {
+    List<History.Truth> truths = new ArrayList<>();
+    for (long t = 0; t < 4000; t += 100) {
+      truths.add(new History.Truth(t * MS, true, true, false, false, t * MS + 5 * MS));
+    }
+    // the sample at 4000 waited 350 ms for its answers (no leader yet), the next one starts at 4350
+    truths.add(new History.Truth(4000 * MS, true, true, false, false, 4350 * MS));
+    truths.add(new History.Truth(4350 * MS, true, true, true, false, 4355 * MS));
+    List<History.Verdict> ready = List.of(new History.Verdict(4060 * MS, 200, ""));
+    assertThat(invariants.readyOnlyForAHealthyVoter(history(ready, truths, List.of()))).isEmpty();
+
+    truths.set(
+        truths.size() - 1, new History.Truth(4350 * MS, true, true, false, false, 4355 * MS));
+    assertThat(invariants.readyOnlyForAHealthyVoter(history(ready, truths, List.of())))
+        .as("the delayed sample still has no leader")
+        .singleElement()
+        .asString()
+        .contains("answered, voter, no leader, sampled in 350 ms; next truth")
+        .contains("next truth t+290ms: answered, voter, no leader");
+  }
+
+  @Test
   void readinessThatOutlivesTheFaultIsCaught() {
     var h = history(readyUntil(4000, 6000, ""), truthDownAt(2000, 6000), List.of());
     assertThat(invariants.readyOnlyForAHealthyVoter(h))

@@ -144,7 +144,7 @@ final class Recorder implements AutoCloseable {
         return; // interrupted by close(), not an answer
       }
       etcd.forget(localUrl);
-      history.add(new History.Truth(at, false, false, false, false));
+      history.add(new History.Truth(at, false, false, false, false, System.nanoTime()));
       return;
     }
     long self = status.getHeader().getMemberId();
@@ -164,7 +164,12 @@ final class Recorder implements AutoCloseable {
     }
     history.add(
         new History.Truth(
-            at, true, voterByOthers && !status.getIsLearner(), status.getLeader() != 0, corrupt));
+            at,
+            true,
+            voterByOthers && !status.getIsLearner(),
+            status.getLeader() != 0,
+            corrupt,
+            System.nanoTime()));
   }
 
   /** The member IDs the others list, for checks that name members. */
