@@ -73,6 +73,8 @@ class ArchitectureTest {
     libraryOnlyIn("io.javalin..", "http");
     libraryOnlyIn("io.micrometer..", "metrics");
     libraryOnlyIn("io.kubernetes..", "kube");
+    libraryOnlyIn("okhttp3..", "kube"); // client-java's transport, used directly
+    libraryOnlyIn("com.google.gson..", "kube"); // client-java's JSON library, for answers
     libraryOnlyIn("org.bouncycastle..", "tls");
     libraryOnlyIn("com.sun.jna..", "disk");
   }

@@ -1,5 +1,10 @@
 package io.etcdmemberagent.kube;
 
+import static io.etcdmemberagent.kube.KubeJson.instant;
+import static io.etcdmemberagent.kube.KubeJson.list;
+import static io.etcdmemberagent.kube.KubeJson.map;
+import static io.etcdmemberagent.kube.KubeJson.text;
+
 import io.etcdmemberagent.core.ConditionEntry;
 import io.etcdmemberagent.core.ConditionStatus;
 import io.etcdmemberagent.core.JoinRecord;
@@ -12,15 +17,6 @@ import io.etcdmemberagent.core.MemberStatusDocument;
 import io.etcdmemberagent.core.MemberTransition;
 import io.etcdmemberagent.core.PodApi.PodApiException;
 import io.etcdmemberagent.support.Json;
-import io.kubernetes.client.custom.V1Patch;
-import io.kubernetes.client.openapi.ApiClient;
-import io.kubernetes.client.openapi.ApiException;
-import io.kubernetes.client.openapi.apis.CoreV1Api;
-import io.kubernetes.client.openapi.apis.CustomObjectsApi;
-import io.kubernetes.client.openapi.models.V1APIResource;
-import io.kubernetes.client.openapi.models.V1OwnerReference;
-import io.kubernetes.client.openapi.models.V1Pod;
-import io.kubernetes.client.util.PatchUtils;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -33,27 +29,23 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * {@link MemberResourceApi} with the Kubernetes client-java: the EtcdMember custom resource ({@code
- * etcdmembers.<prefix>/v1alpha1}) named after the Pod, created with an empty spec and the Pod's
- * controller as owner, its status written by JSON merge patch of the status subresource.
+ * {@link MemberResourceApi} on client-java's kubeconfig and credentials ({@link KubeClients}): the
+ * EtcdMember custom resource ({@code etcdmembers.<prefix>/v1alpha1}) named after the Pod, created
+ * with an empty spec and the Pod's controller as owner, its status written by JSON merge patch of
+ * the status subresource.
  */
 public final class ClientJavaMemberResourceApi implements MemberResourceApi {
 
   public static final String PLURAL = "etcdmembers";
   public static final String KIND = "EtcdMember";
 
-  private final ApiClient client;
-  private final CustomObjectsApi custom;
-  private final CoreV1Api core;
+  private final KubeHttp api;
   private final String group;
   private final String namespace;
   private final String name;
 
-  private ClientJavaMemberResourceApi(
-      ApiClient client, String group, String namespace, String name) {
-    this.client = client;
-    this.custom = new CustomObjectsApi(client);
-    this.core = new CoreV1Api(client);
+  private ClientJavaMemberResourceApi(KubeHttp api, String group, String namespace, String name) {
+    this.api = api;
     this.group = group;
     this.namespace = namespace;
     this.name = name;
@@ -72,11 +64,11 @@ public final class ClientJavaMemberResourceApi implements MemberResourceApi {
   @Override
   public boolean served() throws PodApiException {
     try {
-      return custom.getAPIResources(group, VERSION).execute().getResources().stream()
-          .map(V1APIResource::getName)
+      return KubeJson.list(api.get("apis", group, VERSION).get("resources")).stream()
+          .map(r -> KubeJson.map(r).get("name"))
           .anyMatch(PLURAL::equals);
-    } catch (ApiException e) {
-      if (e.getCode() == 404) {
+    } catch (KubeCallException e) {
+      if (e.code() == 404) {
         return false;
       }
       throw new PodApiException(ClientJavaPodApi.answer(e));
@@ -85,16 +77,15 @@ public final class ClientJavaMemberResourceApi implements MemberResourceApi {
 
   @Override
   public Optional<MemberResourceView> read() throws PodApiException {
-    Object object;
+    Map<?, ?> root;
     try {
-      object = custom.getNamespacedCustomObject(group, VERSION, namespace, PLURAL, name).execute();
-    } catch (ApiException e) {
-      if (e.getCode() == 404) {
+      root = api.get("apis", group, VERSION, "namespaces", namespace, PLURAL, name);
+    } catch (KubeCallException e) {
+      if (e.code() == 404) {
         return Optional.empty();
       }
       throw new PodApiException(ClientJavaPodApi.answer(e));
     }
-    Map<?, ?> root = object instanceof Map<?, ?> m ? m : Map.of();
     Map<?, ?> meta = map(root.get("metadata"));
     Map<?, ?> status = map(root.get("status"));
     List<MemberTransition> transitions = new ArrayList<>();
@@ -118,11 +109,10 @@ public final class ClientJavaMemberResourceApi implements MemberResourceApi {
               text(c.get("message")),
               instant(c.get("lastTransitionTime"))));
     }
-    Object generation = meta.get("generation");
     return Optional.of(
         new MemberResourceView(
             text(meta.get("uid")),
-            generation instanceof Number n ? n.longValue() : 0,
+            KubeJson.number(meta.get("generation")),
             transitions,
             conditions));
   }
@@ -130,16 +120,19 @@ public final class ClientJavaMemberResourceApi implements MemberResourceApi {
   @Override
   public Optional<ResourceOwner> podOwner() throws PodApiException {
     try {
-      V1Pod pod = core.readNamespacedPod(name, namespace).execute();
-      List<V1OwnerReference> refs = pod.getMetadata().getOwnerReferences();
-      if (refs == null) {
-        return Optional.empty();
-      }
-      return refs.stream()
-          .filter(r -> Boolean.TRUE.equals(r.getController()))
+      Map<?, ?> pod = api.get("api", "v1", "namespaces", namespace, "pods", name);
+      return list(map(pod.get("metadata")).get("ownerReferences")).stream()
+          .map(KubeJson::map)
+          .filter(r -> Boolean.TRUE.equals(r.get("controller")))
           .findFirst()
-          .map(r -> new ResourceOwner(r.getApiVersion(), r.getKind(), r.getName(), r.getUid()));
-    } catch (ApiException e) {
+          .map(
+              r ->
+                  new ResourceOwner(
+                      text(r.get("apiVersion")),
+                      text(r.get("kind")),
+                      text(r.get("name")),
+                      text(r.get("uid"))));
+    } catch (KubeCallException e) {
       throw new PodApiException(ClientJavaPodApi.answer(e));
     }
   }
@@ -168,9 +161,18 @@ public final class ClientJavaMemberResourceApi implements MemberResourceApi {
     body.put("metadata", meta);
     body.put("spec", Map.of());
     try {
-      custom.createNamespacedCustomObject(group, VERSION, namespace, PLURAL, body).execute();
+      api.send(
+          "POST",
+          KubeHttp.JSON,
+          Json.write(body),
+          "apis",
+          group,
+          VERSION,
+          "namespaces",
+          namespace,
+          PLURAL);
       return new KubeAnswer.Done();
-    } catch (ApiException e) {
+    } catch (KubeCallException e) {
       return ClientJavaPodApi.answer(e);
     }
   }
@@ -194,17 +196,20 @@ public final class ClientJavaMemberResourceApi implements MemberResourceApi {
   private KubeAnswer mergeStatus(Map<String, Object> status) {
     String body = Json.write(Map.of("status", status));
     try {
-      PatchUtils.patch(
-          Object.class,
-          () ->
-              custom
-                  .patchNamespacedCustomObjectStatus(
-                      group, VERSION, namespace, PLURAL, name, new V1Patch(body))
-                  .buildCall(null),
-          V1Patch.PATCH_FORMAT_JSON_MERGE_PATCH,
-          client);
+      api.send(
+          "PATCH",
+          KubeHttp.MERGE_PATCH,
+          body,
+          "apis",
+          group,
+          VERSION,
+          "namespaces",
+          namespace,
+          PLURAL,
+          name,
+          "status");
       return new KubeAnswer.Done();
-    } catch (ApiException e) {
+    } catch (KubeCallException e) {
       return ClientJavaPodApi.answer(e);
     }
   }
@@ -282,28 +287,8 @@ public final class ClientJavaMemberResourceApi implements MemberResourceApi {
     return at.truncatedTo(ChronoUnit.SECONDS).toString();
   }
 
-  private static Map<?, ?> map(Object o) {
-    return o instanceof Map<?, ?> m ? m : Map.of();
-  }
-
-  private static List<?> list(Object o) {
-    return o instanceof List<?> l ? l : List.of();
-  }
-
-  private static String text(Object o) {
-    return o == null ? "" : o.toString();
-  }
-
-  private static Instant instant(Object o) {
-    try {
-      return o == null ? Instant.EPOCH : Instant.parse(o.toString());
-    } catch (RuntimeException e) {
-      return Instant.EPOCH;
-    }
-  }
-
   @Override
   public void close() {
-    KubeClients.close(client);
+    api.close();
   }
 }

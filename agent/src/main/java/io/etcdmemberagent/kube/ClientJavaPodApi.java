@@ -7,26 +7,11 @@ import io.etcdmemberagent.core.PodApi;
 import io.etcdmemberagent.core.PodEvent;
 import io.etcdmemberagent.core.PodView;
 import io.etcdmemberagent.support.Json;
-import io.kubernetes.client.custom.V1Patch;
-import io.kubernetes.client.openapi.ApiClient;
-import io.kubernetes.client.openapi.ApiException;
-import io.kubernetes.client.openapi.JSON;
-import io.kubernetes.client.openapi.apis.CoreV1Api;
-import io.kubernetes.client.openapi.models.CoreV1Event;
-import io.kubernetes.client.openapi.models.V1EventSource;
-import io.kubernetes.client.openapi.models.V1ObjectMeta;
-import io.kubernetes.client.openapi.models.V1ObjectReference;
-import io.kubernetes.client.openapi.models.V1Pod;
-import io.kubernetes.client.openapi.models.V1PodCondition;
-import io.kubernetes.client.openapi.models.V1Status;
-import io.kubernetes.client.util.PatchUtils;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -36,21 +21,19 @@ import java.util.Optional;
 import java.util.UUID;
 
 /**
- * {@link PodApi} with the Kubernetes client-java: GET the Pod, strategic merge patch of {@code
- * pods/status} carrying only our conditions and {@code metadata.uid} as a precondition, POST
- * events. Every call has timeouts ({@link KubeClients}).
+ * {@link PodApi} on client-java's kubeconfig and credentials ({@link KubeClients}): GET the Pod,
+ * strategic merge patch of {@code pods/status} carrying only our conditions and {@code
+ * metadata.uid} as a precondition, POST events. Every call has timeouts.
  */
 public final class ClientJavaPodApi implements PodApi {
 
-  private final ApiClient client;
-  private final CoreV1Api api;
+  private final KubeHttp api;
   private final String namespace;
   private final String podName;
   private final String conditionPrefix;
 
-  private ClientJavaPodApi(ApiClient client, String namespace, String podName, String prefix) {
-    this.client = client;
-    this.api = new CoreV1Api(client);
+  private ClientJavaPodApi(KubeHttp api, String namespace, String podName, String prefix) {
+    this.api = api;
     this.namespace = namespace;
     this.podName = podName;
     this.conditionPrefix = prefix;
@@ -73,27 +56,28 @@ public final class ClientJavaPodApi implements PodApi {
   @Override
   public PodView read() throws PodApiException {
     try {
-      V1Pod pod = api.readNamespacedPod(podName, namespace).execute();
-      V1ObjectMeta meta = pod.getMetadata();
+      Map<?, ?> pod = api.get("api", "v1", "namespaces", namespace, "pods", podName);
+      Map<?, ?> meta = KubeJson.map(pod.get("metadata"));
       List<ConditionEntry> ours = new ArrayList<>();
-      if (pod.getStatus() != null && pod.getStatus().getConditions() != null) {
-        for (V1PodCondition c : pod.getStatus().getConditions()) {
-          if (c.getType() != null && c.getType().startsWith(conditionPrefix + "/")) {
-            ours.add(
-                new ConditionEntry(
-                    c.getType().substring(conditionPrefix.length() + 1),
-                    ConditionStatus.parse(c.getStatus()),
-                    String.valueOf(c.getReason()),
-                    String.valueOf(c.getMessage()),
-                    c.getLastTransitionTime() == null
-                        ? Instant.EPOCH
-                        : c.getLastTransitionTime().toInstant()));
-          }
+      for (Object o : KubeJson.list(KubeJson.map(pod.get("status")).get("conditions"))) {
+        Map<?, ?> c = KubeJson.map(o);
+        String type = KubeJson.text(c.get("type"));
+        if (type.startsWith(conditionPrefix + "/")) {
+          ours.add(
+              new ConditionEntry(
+                  type.substring(conditionPrefix.length() + 1),
+                  ConditionStatus.parse(KubeJson.text(c.get("status"))),
+                  String.valueOf(c.get("reason")),
+                  String.valueOf(c.get("message")),
+                  KubeJson.instant(c.get("lastTransitionTime"))));
         }
       }
-      long generation = meta.getGeneration() == null ? 0 : meta.getGeneration();
-      return new PodView(meta.getUid(), generation, meta.getResourceVersion(), ours);
-    } catch (ApiException e) {
+      return new PodView(
+          KubeJson.text(meta.get("uid")),
+          KubeJson.number(meta.get("generation")),
+          KubeJson.text(meta.get("resourceVersion")),
+          ours);
+    } catch (KubeCallException e) {
       throw new PodApiException(answer(e));
     }
   }
@@ -119,54 +103,66 @@ public final class ClientJavaPodApi implements PodApi {
         Json.write(
             Map.of("metadata", Map.of("uid", uid), "status", Map.of("conditions", conditions)));
     try {
-      PatchUtils.patch(
-          V1Pod.class,
-          () -> api.patchNamespacedPodStatus(podName, namespace, new V1Patch(body)).buildCall(null),
-          V1Patch.PATCH_FORMAT_STRATEGIC_MERGE_PATCH,
-          client);
+      api.send(
+          "PATCH",
+          KubeHttp.STRATEGIC_MERGE_PATCH,
+          body,
+          "api",
+          "v1",
+          "namespaces",
+          namespace,
+          "pods",
+          podName,
+          "status");
       return new KubeAnswer.Done();
-    } catch (ApiException e) {
+    } catch (KubeCallException e) {
       return answer(e);
     }
   }
 
   @Override
   public KubeAnswer createEvent(String uid, PodEvent event) {
-    OffsetDateTime now = OffsetDateTime.now(ZoneOffset.UTC);
-    CoreV1Event body =
-        new CoreV1Event()
-            .metadata(
-                new V1ObjectMeta()
-                    .name(podName + "." + UUID.randomUUID().toString().substring(0, 13))
-                    .namespace(namespace))
-            .involvedObject(
-                new V1ObjectReference()
-                    .apiVersion("v1")
-                    .kind("Pod")
-                    .name(podName)
-                    .namespace(namespace)
-                    .uid(uid))
-            .type(event.type())
-            .reason(event.reason())
-            .message(event.message())
-            .source(new V1EventSource().component("etcd-member-agent"))
-            .reportingComponent("etcd-member-agent.io/agent")
-            .reportingInstance(podName)
-            .firstTimestamp(now)
-            .lastTimestamp(now)
-            .count(1);
+    String now = Instant.now().truncatedTo(ChronoUnit.SECONDS).toString();
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("apiVersion", "v1");
+    body.put("kind", "Event");
+    body.put(
+        "metadata",
+        Map.of(
+            "name",
+            podName + "." + UUID.randomUUID().toString().substring(0, 13),
+            "namespace",
+            namespace));
+    body.put(
+        "involvedObject",
+        Map.of(
+            "apiVersion", "v1",
+            "kind", "Pod",
+            "name", podName,
+            "namespace", namespace,
+            "uid", uid));
+    body.put("type", event.type());
+    body.put("reason", event.reason());
+    body.put("message", event.message());
+    body.put("source", Map.of("component", "etcd-member-agent"));
+    body.put("reportingComponent", "etcd-member-agent.io/agent");
+    body.put("reportingInstance", podName);
+    body.put("firstTimestamp", now);
+    body.put("lastTimestamp", now);
+    body.put("count", 1);
     try {
-      api.createNamespacedEvent(namespace, body).execute();
+      api.send(
+          "POST", KubeHttp.JSON, Json.write(body), "api", "v1", "namespaces", namespace, "events");
       return new KubeAnswer.Done();
-    } catch (ApiException e) {
+    } catch (KubeCallException e) {
       return answer(e);
     }
   }
 
   /** 409 conflict; 401 / 429 / 5xx / network retry (honouring Retry-After); other 4xx rejected. */
-  static KubeAnswer answer(ApiException e) {
-    int code = e.getCode();
-    String message = code == 0 ? String.valueOf(e.getMessage()) : code + ": " + statusMessage(e);
+  static KubeAnswer answer(KubeCallException e) {
+    int code = e.code();
+    String message = code == 0 ? e.body() : code + ": " + statusMessage(e.body());
     // A patch carrying metadata.uid of a Pod that was re-created under the same name: the real
     // API server answers 422 "metadata.uid: ... field is immutable" (not 409).
     if (code == 409 || (code == 422 && message.contains("metadata.uid"))) {
@@ -175,28 +171,15 @@ public final class ClientJavaPodApi implements PodApi {
     // 401: the token was revoked or expired; its file is re-read on the next call, where the
     // kubelet (or whoever owns it) will have put a fresh one.
     if (code == 0 || code == 401 || code == 429 || code >= 500) {
-      return new KubeAnswer.Retry(retryAfter(e.getResponseHeaders()), message);
+      return new KubeAnswer.Retry(retryAfter(e.headers()), message);
     }
     return new KubeAnswer.Rejected(code, message);
   }
 
   /** The API server's own sentence from its Status body (the whole body when it has none). */
-  private static String statusMessage(ApiException e) {
-    String body = String.valueOf(e.getResponseBody());
-    try {
-      V1Status status = StatusJson.JSON.deserialize(body, V1Status.class);
-      return status != null && status.getMessage() != null ? status.getMessage() : body;
-    } catch (RuntimeException notJson) {
-      return body;
-    }
-  }
-
-  /**
-   * client-java's JSON registers every model class (about 770) when it is first touched; held here
-   * so that {@link #inCluster}, called with Kubernetes off too, does not load them.
-   */
-  private static final class StatusJson {
-    static final JSON JSON = new JSON();
+  private static String statusMessage(String body) {
+    Object message = KubeJson.object(body).get("message");
+    return message instanceof String m ? m : body;
   }
 
   private static Duration retryAfter(Map<String, List<String>> headers) {
@@ -217,6 +200,6 @@ public final class ClientJavaPodApi implements PodApi {
 
   @Override
   public void close() {
-    KubeClients.close(client);
+    api.close();
   }
 }

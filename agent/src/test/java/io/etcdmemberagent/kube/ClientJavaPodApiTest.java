@@ -3,7 +3,6 @@ package io.etcdmemberagent.kube;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.etcdmemberagent.core.KubeAnswer;
-import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.util.KubeConfig;
 import java.io.StringReader;
 import java.nio.file.Path;
@@ -15,14 +14,15 @@ import org.junit.jupiter.api.Test;
 /** How API server answers become decisions, and where the bearer token is read from. */
 class ClientJavaPodApiTest {
 
-  private static ApiException error(int code, String message, Map<String, List<String>> headers) {
+  private static KubeCallException error(
+      int code, String message, Map<String, List<String>> headers) {
     String body =
         "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":\""
             + message.replace("\"", "\\\"")
             + "\",\"code\":"
             + code
             + "}";
-    return new ApiException(code, headers, body);
+    return new KubeCallException(code, body, headers);
   }
 
   @Test
@@ -68,7 +68,9 @@ class ClientJavaPodApiTest {
 
   @Test
   void aNonJsonBodyIsKeptWhole() {
-    assertThat(ClientJavaPodApi.answer(new ApiException(502, Map.of(), "<html>bad gateway</html>")))
+    assertThat(
+            ClientJavaPodApi.answer(
+                new KubeCallException(502, "<html>bad gateway</html>", Map.of())))
         .isEqualTo(new KubeAnswer.Retry(Duration.ZERO, "502: <html>bad gateway</html>"));
   }
 
