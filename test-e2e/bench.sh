@@ -8,6 +8,7 @@
 #   RUNS=3 STEADY=300 test-e2e/bench.sh
 #   MODE=smoke test-e2e/bench.sh   # what the default test run does (1 run, small data)
 #   BEFORE=946eb2f ONLY=footprint,latency test-e2e/bench.sh   # "before" = the agent at that revision
+#   PREVIOUS_JAR=old.jar ...      # a footprint row for that jar with the image's flags
 #
 # The tables are printed and written to agent/target/bench/results-<mode>.md; BENCHMARKS.md
 # holds the last full run's tables with the machine they ran on.
@@ -30,6 +31,8 @@ if [ -n "${BEFORE:-}" ] && [ -z "${BEFORE_JAR:-}" ]; then
   git worktree remove --force "$tree"
 fi
 [ -n "${BEFORE_JAR:-}" ] && args+=(-Dbench.beforeJar="$(realpath "$BEFORE_JAR")")
+# One more footprint row: an earlier build of this round with the image's flags and its own cache.
+[ -n "${PREVIOUS_JAR:-}" ] && args+=(-Dbench.previousJar="$(realpath "$PREVIOUS_JAR")")
 [ -n "${ONLY:-}" ] && args+=(-Dbench.only="$ONLY")   # detection,promotion,load,latency,scale,footprint
 ./mvnw -B -q -pl agent verify -Dspotless.check.skip=true -Dtest=NoSuchTest \
   -Dsurefire.failIfNoSpecifiedTests=false -Dit.test=BenchmarkE2E -Detcd.versions=3.5 \

@@ -79,6 +79,19 @@ class ArchitectureTest {
     libraryOnlyIn("com.sun.jna..", "disk");
   }
 
+  /** The shaded jar leaves out client-java's generated API and models (agent/pom.xml). */
+  @Test
+  void noClassUsesClientJavasGeneratedApi() {
+    noClasses()
+        .should()
+        .dependOnClassesThat()
+        .resideInAnyPackage(
+            "io.kubernetes.client.openapi..",
+            "io.kubernetes.client.proto..",
+            "io.kubernetes.client.custom..")
+        .check(CLASSES);
+  }
+
   private static void libraryOnlyIn(String library, String adapter) {
     noClasses()
         .that()

@@ -16,7 +16,6 @@ import io.etcdmemberagent.core.MemberEvaluator;
 import io.etcdmemberagent.core.MemberReporter;
 import io.etcdmemberagent.core.PeerTlsEvaluator;
 import io.etcdmemberagent.core.PeerTlsPolicy;
-import io.etcdmemberagent.core.PodApi;
 import io.etcdmemberagent.core.PollOutcome;
 import io.etcdmemberagent.core.PromotionPolicy;
 import io.etcdmemberagent.core.PromotionTracker;
@@ -98,13 +97,13 @@ public final class RunCommand {
   }
 
   void start() throws StartupException {
-    Optional<PodApi> podApi = connectKube();
+    Optional<ClientJavaPodApi> podApi = connectKube();
     metrics = new MicrometerMetrics();
     kube =
         podApi
             .map(api -> new KubeSync(api, clock, config.kube().resyncInterval(), metrics))
             .orElse(null);
-    memberResource = podApi.isPresent() ? connectMemberResource() : null;
+    memberResource = podApi.map(this::memberResource).orElse(null);
     ClientTlsFiles tlsFiles =
         new ClientTlsFiles(config.tls().caCert(), config.tls().cert(), config.tls().key());
     ClientTlsMaterial tlsMaterial = ClientTlsReloader.loadAtStart(tlsFiles);
@@ -237,7 +236,7 @@ public final class RunCommand {
    * Connects to the API server when {@code --kube} asks for it and one is there: a kubeconfig, or
    * this process runs in a Pod with a service account.
    */
-  private Optional<PodApi> connectKube() throws StartupException {
+  private Optional<ClientJavaPodApi> connectKube() throws StartupException {
     KubeSettings k = config.kube();
     boolean available = k.kubeconfig().isPresent() || ClientJavaPodApi.inCluster(env);
     if (k.mode().equals("off") || (k.mode().equals("auto") && !available)) {
@@ -272,26 +271,17 @@ public final class RunCommand {
    * The EtcdMember writer when {@code --member-resource} is not off (auto and on both start it: it
    * finds out itself whether the CRD is served, and says so).
    */
-  private MemberResourceSync connectMemberResource() throws StartupException {
+  private MemberResourceSync memberResource(ClientJavaPodApi pods) {
     KubeSettings k = config.kube();
     if (k.memberResource().equals("off")) {
       return null;
     }
-    try {
-      return new MemberResourceSync(
-          ClientJavaMemberResourceApi.connect(
-              k.kubeconfig(),
-              k.conditionPrefix(),
-              k.podNamespace().get(),
-              k.podName().get(),
-              k.timeout()),
-          clock,
-          k.resyncInterval(),
-          k.memberResource().equals("on"),
-          ClientJavaMemberResourceApi.PLURAL + "." + k.conditionPrefix());
-    } catch (IOException | RuntimeException e) {
-      throw new StartupException("cannot set up the Kubernetes client: " + rootMessage(e), e);
-    }
+    return new MemberResourceSync(
+        ClientJavaMemberResourceApi.sharing(pods, k.conditionPrefix()),
+        clock,
+        k.resyncInterval(),
+        k.memberResource().equals("on"),
+        ClientJavaMemberResourceApi.PLURAL + "." + k.conditionPrefix());
   }
 
   /**

@@ -40,23 +40,35 @@ public final class ClientJavaMemberResourceApi implements MemberResourceApi {
   public static final String KIND = "EtcdMember";
 
   private final KubeHttp api;
+  private final boolean ownsConnection;
   private final String group;
   private final String namespace;
   private final String name;
 
-  private ClientJavaMemberResourceApi(KubeHttp api, String group, String namespace, String name) {
+  private ClientJavaMemberResourceApi(
+      KubeHttp api, boolean ownsConnection, String group, String namespace, String name) {
     this.api = api;
+    this.ownsConnection = ownsConnection;
     this.group = group;
     this.namespace = namespace;
     this.name = name;
   }
 
-  /** In-cluster when {@code kubeconfig} is empty; {@code group} is the condition prefix. */
+  /**
+   * On the Pod publisher's connection (one kubeconfig read, one TLS context, one connection pool
+   * per agent); {@code group} is the condition prefix.
+   */
+  public static ClientJavaMemberResourceApi sharing(ClientJavaPodApi pods, String group) {
+    return new ClientJavaMemberResourceApi(
+        pods.http(), false, group, pods.namespace(), pods.podName());
+  }
+
+  /** On a connection of its own (the join command has no Pod publisher). */
   public static ClientJavaMemberResourceApi connect(
       Optional<Path> kubeconfig, String group, String namespace, String podName, Duration timeout)
       throws IOException {
     return new ClientJavaMemberResourceApi(
-        KubeClients.connect(kubeconfig, timeout), group, namespace, podName);
+        KubeClients.connect(kubeconfig, timeout), true, group, namespace, podName);
   }
 
   public static final String VERSION = "v1alpha1";
@@ -287,8 +299,11 @@ public final class ClientJavaMemberResourceApi implements MemberResourceApi {
     return at.truncatedTo(ChronoUnit.SECONDS).toString();
   }
 
+  /** A shared connection is closed by the Pod publisher. */
   @Override
   public void close() {
-    api.close();
+    if (ownsConnection) {
+      api.close();
+    }
   }
 }

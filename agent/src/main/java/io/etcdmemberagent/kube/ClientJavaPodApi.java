@@ -47,6 +47,18 @@ public final class ClientJavaPodApi implements PodApi {
         KubeClients.connect(kubeconfig, timeout), namespace, podName, prefix);
   }
 
+  KubeHttp http() {
+    return api;
+  }
+
+  String namespace() {
+    return namespace;
+  }
+
+  String podName() {
+    return podName;
+  }
+
   /** True when this process runs in a Pod with a service account token. */
   public static boolean inCluster(Map<String, String> env) {
     return env.containsKey("KUBERNETES_SERVICE_HOST")

@@ -74,7 +74,9 @@ public final class ClientTlsFiles {
     String algorithm =
         switch (privateKey.getAlgorithm()) {
           case "RSA" -> "SHA256withRSA";
-          case "EC" -> "SHA256withECDSA";
+          // BouncyCastle names EC keys "ECDSA" once its provider is registered (client-java's
+          // SSLUtils registers every provider it finds when the kubeconfig has a client cert)
+          case "EC", "ECDSA" -> "SHA256withECDSA";
           case "Ed25519", "EdDSA" -> "Ed25519";
           default -> null;
         };

@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * What one agent costs: start-up to the first /livez and to the first verdict, and after a steady
@@ -128,11 +129,15 @@ public final class FootprintBench {
       jvm.addAll(TUNED);
       jvm.add("-XX:AOTCache=" + cache);
       variants.add(new Variant("JDK 25, image now", jvm, AgentProcess.jar()));
-      List<String> lateCompiles = new ArrayList<>(jvm);
-      lateCompiles.remove(COMPILE_EARLY);
-      variants.add(
-          new Variant(
-              "JDK 25, image now, default compile thresholds", lateCompiles, AgentProcess.jar()));
+      Optional<Path> previous = previousJar();
+      if (previous.isPresent()) {
+        Path previousCache = workDir.resolve("previous.aot");
+        train(java25, previousCache, previous.get());
+        List<String> same = new ArrayList<>(List.of(java25, "-XX:MaxRAM=256m"));
+        same.addAll(TUNED);
+        same.add("-XX:AOTCache=" + previousCache);
+        variants.add(new Variant("JDK 25, image now, previous jar", same, previous.get()));
+      }
     }
     return variants;
   }
@@ -151,15 +156,28 @@ public final class FootprintBench {
     Processes.run(Map.of(), 120, command);
   }
 
+  /**
+   * An earlier build of this round ({@code -Dbench.previousJar}), run with the image's flags and a
+   * cache of its own, so that one step's effect shows beside the others in the same run.
+   */
+  static Optional<Path> previousJar() {
+    String previous = System.getProperty("bench.previousJar", "");
+    return previous.isBlank() ? Optional.empty() : Optional.of(Path.of(previous));
+  }
+
   /** The image's ahead-of-time cache, made by the Dockerfile's training script. */
   void train(String java, Path cache) {
+    train(java, cache, AgentProcess.jar());
+  }
+
+  private void train(String java, Path cache, Path jar) {
     List<String> command =
         new ArrayList<>(
             List.of(
                 "sh",
                 Path.of("..").resolve(TRAINING_SCRIPT).toString(),
                 EtcdBinaries.etcd(EtcdBinaries.primary()).toString(),
-                AgentProcess.jar().toString(),
+                jar.toString(),
                 cache.toString(),
                 java));
     command.addAll(TUNED);
@@ -167,7 +185,7 @@ public final class FootprintBench {
     if (training.exitCode() != 0 || !Files.isRegularFile(cache)) {
       throw new IllegalStateException("the training run failed:\n" + training.output());
     }
-    Processes.Result uses = versionWithCache(java, cache);
+    Processes.Result uses = versionWithCache(java, cache, jar);
     if (uses.exitCode() != 0) {
       throw new IllegalStateException(
           "the JVM refuses the cache it trained (AOTMode=on):\n" + uses.output());
@@ -193,10 +211,14 @@ public final class FootprintBench {
    * when the JVM cannot use the cache; logs what it maps ({@code -Xlog:aot=info}).
    */
   public static Processes.Result versionWithCache(String java, Path cache) {
+    return versionWithCache(java, cache, AgentProcess.jar());
+  }
+
+  private static Processes.Result versionWithCache(String java, Path cache, Path jar) {
     List<String> command =
         new ArrayList<>(List.of(java, "-XX:AOTCache=" + cache, "-XX:AOTMode=on", "-Xlog:aot=info"));
     command.addAll(TUNED);
-    command.addAll(List.of("-jar", AgentProcess.jar().toString(), "version"));
+    command.addAll(List.of("-jar", jar.toString(), "version"));
     return Processes.run(Map.of(), 60, command);
   }
 

@@ -57,6 +57,22 @@ class ClientTlsFilesTest {
   }
 
   @Test
+  void aKeyOfAnotherCertificateIsRefusedWithBouncyCastleRegisteredToo() {
+    java.security.Provider bc = new org.bouncycastle.jce.provider.BouncyCastleProvider();
+    boolean added = java.security.Security.addProvider(bc) != -1;
+    try {
+      Path[] a = openssl.issue("bc-a", KeyFormat.SEC1_EC);
+      Path[] c = openssl.issue("bc-c", KeyFormat.SEC1_EC);
+      assertThatThrownBy(() -> files(null, a[0], c[1]).load())
+          .hasMessageContaining("does not belong");
+    } finally {
+      if (added) {
+        java.security.Security.removeProvider(bc.getName());
+      }
+    }
+  }
+
+  @Test
   void malformedFilesNameTheirFlag() throws IOException {
     Path garbage = Files.writeString(dir.resolve("garbage.pem"), "not a certificate\n");
     Path[] good = openssl.issue("good", KeyFormat.SEC1_EC);
