@@ -133,6 +133,10 @@ final class KubeClients {
   private static void tls(
       OkHttpClient.Builder http, boolean verify, byte[] ca, KeyManager[] keys, String serverName)
       throws IOException {
+    boolean noServerName = serverName == null || serverName.isEmpty();
+    if (verify && ca == null && keys == null && noServerName) {
+      return; // OkHttp's defaults, set up on the first TLS call: the JVM's trust store is large
+    }
     try {
       X509TrustManager trust = verify ? trustManager(ca) : TrustAll.INSTANCE;
       SSLContext context = SSLContext.getInstance("TLS");
@@ -140,7 +144,7 @@ final class KubeClients {
       http.sslSocketFactory(context.getSocketFactory(), trust);
       if (!verify) {
         http.hostnameVerifier((host, session) -> true);
-      } else if (serverName != null && !serverName.isEmpty()) {
+      } else if (!noServerName) {
         http.hostnameVerifier(
             (host, session) -> OkHostnameVerifier.INSTANCE.verify(serverName, session));
       }
