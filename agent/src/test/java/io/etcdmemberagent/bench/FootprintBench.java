@@ -123,23 +123,24 @@ public final class FootprintBench {
       variants.add(new Variant("JDK " + jdk.getValue() + ", image before", jvm, beforeJar()));
     }
     if (jdks.get(java25) >= 25) {
-      Path cache = workDir.resolve("agent.aot");
-      train(java25, cache);
-      List<String> jvm = new ArrayList<>(List.of(java25, "-XX:MaxRAM=256m"));
-      jvm.addAll(TUNED);
-      jvm.add("-XX:AOTCache=" + cache);
-      variants.add(new Variant("JDK 25, image now", jvm, AgentProcess.jar()));
+      variants.add(image("JDK 25, image now", java25, AgentProcess.jar(), "agent.aot"));
       Optional<Path> previous = previousJar();
       if (previous.isPresent()) {
-        Path previousCache = workDir.resolve("previous.aot");
-        train(java25, previousCache, previous.get());
-        List<String> same = new ArrayList<>(List.of(java25, "-XX:MaxRAM=256m"));
-        same.addAll(TUNED);
-        same.add("-XX:AOTCache=" + previousCache);
-        variants.add(new Variant("JDK 25, image now, previous jar", same, previous.get()));
+        variants.add(
+            image("JDK 25, image now, previous jar", java25, previous.get(), "previous.aot"));
       }
     }
     return variants;
+  }
+
+  /** {@code jar} as the image runs it: the image's flags and a cache trained on that jar. */
+  private Variant image(String name, String java, Path jar, String cacheName) {
+    Path cache = workDir.resolve(cacheName);
+    train(java, cache, jar);
+    List<String> jvm = new ArrayList<>(List.of(java, "-XX:MaxRAM=256m"));
+    jvm.addAll(TUNED);
+    jvm.add("-XX:AOTCache=" + cache);
+    return new Variant(name, jvm, jar);
   }
 
   private static int majorVersion(String java) {
@@ -165,11 +166,7 @@ public final class FootprintBench {
     return previous.isBlank() ? Optional.empty() : Optional.of(Path.of(previous));
   }
 
-  /** The image's ahead-of-time cache, made by the Dockerfile's training script. */
-  void train(String java, Path cache) {
-    train(java, cache, AgentProcess.jar());
-  }
-
+  /** The image's ahead-of-time cache for {@code jar}, made by the Dockerfile's training script. */
   private void train(String java, Path cache, Path jar) {
     List<String> command =
         new ArrayList<>(
