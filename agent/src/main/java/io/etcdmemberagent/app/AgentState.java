@@ -41,9 +41,7 @@ final class AgentState implements AgentView {
     List<Check> checks = new ArrayList<>();
     Optional<PollOutcome> latest = loop.latest();
     if (latest.isEmpty()) {
-      for (String name : CheckNames.ALL) {
-        checks.add(Check.fail(name, "Starting", "no poll has finished yet"));
-      }
+      checks.addAll(starting());
     } else {
       checks.addAll(latest.get().verdict().checks());
       loop.silentInThisPoll().ifPresent(failing -> failEarly(checks, failing));
@@ -52,6 +50,15 @@ final class AgentState implements AgentView {
     }
     if (shuttingDown) {
       checks.add(Check.fail(SHUTDOWN, "ShuttingDown", "the agent is shutting down"));
+    }
+    return checks;
+  }
+
+  /** Every check failing as "Starting": no poll has finished yet. */
+  static List<Check> starting() {
+    List<Check> checks = new ArrayList<>();
+    for (String name : CheckNames.ALL) {
+      checks.add(Check.fail(name, "Starting", "no poll has finished yet"));
     }
     return checks;
   }

@@ -27,6 +27,7 @@ import io.etcdmemberagent.http.MetricsSource;
 import io.etcdmemberagent.kube.ClientJavaMemberResourceApi;
 import io.etcdmemberagent.kube.ClientJavaPodApi;
 import io.etcdmemberagent.metrics.MicrometerMetrics;
+import io.etcdmemberagent.support.Version;
 import io.etcdmemberagent.tls.ClientTlsFiles;
 import io.etcdmemberagent.tls.ClientTlsMaterial;
 import io.etcdmemberagent.tls.PeerCertificateInspector;
@@ -97,8 +98,58 @@ public final class RunCommand {
   }
 
   void start() throws StartupException {
-    Optional<ClientJavaPodApi> podApi = connectKube();
     metrics = new MicrometerMetrics();
+    WiringView view = new WiringView();
+    HttpStart httpStart =
+        HttpStart.begin(
+            () -> HttpServer.start(config.httpHost(), config.httpPort(), view, metricsSource()));
+    try {
+      wire();
+    } catch (StartupException | RuntimeException e) {
+      httpStart.abandon();
+      throw e;
+    }
+    view.wired(state);
+    try {
+      http = httpStart.await();
+    } catch (RuntimeException e) {
+      closeQuietly();
+      throw new StartupException(
+          "cannot serve HTTP on --http-host "
+              + config.httpHost()
+              + " --http-port "
+              + config.httpPort()
+              + ": "
+              + rootMessage(e),
+          e);
+    }
+    if (kube != null) {
+      kube.start(DesiredConditions.starting());
+      kube.awaitFirstAttempt(config.kube().timeout().multipliedBy(2));
+    }
+    if (memberResource != null) {
+      memberResource.start();
+    }
+    loop.start();
+    EventLog.info(
+        "started",
+        "etcdEndpoint",
+        config.etcdEndpoint(),
+        "httpPort",
+        http.port(),
+        "pollInterval",
+        GoDuration.format(config.pollInterval()),
+        "etcdTimeout",
+        GoDuration.format(config.etcdTimeout()),
+        "maxLagEntries",
+        config.maxLagEntries(),
+        "kube",
+        kubeDescription());
+  }
+
+  /** Everything but HTTP: the Kubernetes client, the etcd channels, the checks and the loop. */
+  private void wire() throws StartupException {
+    Optional<ClientJavaPodApi> podApi = connectKube();
     kube =
         podApi
             .map(api -> new KubeSync(api, clock, config.kube().resyncInterval(), metrics))
@@ -185,41 +236,6 @@ public final class RunCommand {
             tlsReloader::checkIfDue,
             publisher());
     state = new AgentState(loop, clock, maxVerdictAge(), this::statusExtras);
-    try {
-      http = HttpServer.start(config.httpHost(), config.httpPort(), state, metricsSource());
-    } catch (RuntimeException e) {
-      closeQuietly();
-      throw new StartupException(
-          "cannot serve HTTP on --http-host "
-              + config.httpHost()
-              + " --http-port "
-              + config.httpPort()
-              + ": "
-              + rootMessage(e),
-          e);
-    }
-    if (kube != null) {
-      kube.start(DesiredConditions.starting());
-      kube.awaitFirstAttempt(config.kube().timeout().multipliedBy(2));
-    }
-    if (memberResource != null) {
-      memberResource.start();
-    }
-    loop.start();
-    EventLog.info(
-        "started",
-        "etcdEndpoint",
-        config.etcdEndpoint(),
-        "httpPort",
-        http.port(),
-        "pollInterval",
-        GoDuration.format(config.pollInterval()),
-        "etcdTimeout",
-        GoDuration.format(config.etcdTimeout()),
-        "maxLagEntries",
-        config.maxLagEntries(),
-        "kube",
-        kubeDescription());
   }
 
   private String kubeDescription() {

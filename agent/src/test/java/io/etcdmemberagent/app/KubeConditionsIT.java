@@ -330,6 +330,14 @@ class KubeConditionsIT {
                       && a.getAsJsonObject("requestObject").toString().contains(firstUid));
       assertThat(pods.uid("etcd-1")).isEqualTo(newUid);
       assertThat(agent.get("/status").body()).contains(newUid);
+      assertThat(requests("patch", "status"))
+          .as("the agent names itself in the audit log")
+          .isNotEmpty()
+          .allSatisfy(
+              a -> assertThat(a.get("userAgent").getAsString()).startsWith("etcd-member-agent/"));
+      assertThat(pods.pod("etcd-1").getAsJsonObject("metadata").get("managedFields").toString())
+          .as("the server takes the field manager from the User-Agent")
+          .contains("\"manager\":\"etcd-member-agent\"");
     }
   }
 

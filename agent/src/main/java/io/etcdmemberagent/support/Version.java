@@ -1,4 +1,4 @@
-package io.etcdmemberagent.app;
+package io.etcdmemberagent.support;
 
 /** The agent's version, from the jar manifest ("dev" when run from classes). */
 public final class Version {
