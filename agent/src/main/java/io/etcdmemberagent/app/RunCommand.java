@@ -23,7 +23,6 @@ import io.etcdmemberagent.core.ReadinessPolicy;
 import io.etcdmemberagent.disk.FileSystemProbe;
 import io.etcdmemberagent.etcd.GrpcEtcdGateway;
 import io.etcdmemberagent.http.HttpServer;
-import io.etcdmemberagent.http.MetricsSource;
 import io.etcdmemberagent.kube.ClientJavaMemberResourceApi;
 import io.etcdmemberagent.kube.ClientJavaPodApi;
 import io.etcdmemberagent.metrics.MicrometerMetrics;
@@ -54,6 +53,8 @@ public final class RunCommand {
       super(message, cause);
     }
   }
+
+  private static final Duration SCRAPE_WAIT_WHILE_STARTING = Duration.ofSeconds(5);
 
   private final RunConfig config;
   private final Clock clock = Clock.systemUTC();
@@ -98,12 +99,14 @@ public final class RunCommand {
   }
 
   void start() throws StartupException {
-    metrics = new MicrometerMetrics();
     WiringView view = new WiringView();
+    WiringMetrics scrapes = new WiringMetrics(SCRAPE_WAIT_WHILE_STARTING);
     HttpStart httpStart =
         HttpStart.begin(
-            () -> HttpServer.start(config.httpHost(), config.httpPort(), view, metricsSource()));
+            () -> HttpServer.start(config.httpHost(), config.httpPort(), view, scrapes));
     try {
+      metrics = new MicrometerMetrics();
+      scrapes.wired(metrics);
       wire();
     } catch (StartupException | RuntimeException e) {
       httpStart.abandon();
@@ -354,20 +357,6 @@ public final class RunCommand {
       extras.put("memberResource", memberResource.status());
     }
     return extras;
-  }
-
-  private MetricsSource metricsSource() {
-    return new MetricsSource() {
-      @Override
-      public String contentType(String accept) {
-        return metrics.contentType(accept);
-      }
-
-      @Override
-      public byte[] scrape(String accept) {
-        return metrics.scrape(accept);
-      }
-    };
   }
 
   int httpPort() {
