@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Provides a real kube-apiserver and kube-controller-manager for tests and prints the directory
-# that holds both.
+# that holds both; with `node`, also kube-scheduler, kubelet, kube-proxy and kubectl (what
+# test-e2e/kube-node.sh runs).
 #
-#   test-e2e/kube-bin.sh [1.36]      (default 1.36; one pinned patch per minor line)
+#   test-e2e/kube-bin.sh [1.36] [node]      (default 1.36; one pinned patch per minor line)
 #
 # Order: $KUBE_BIN_DIR if set (a directory with your own kube-apiserver and
 # kube-controller-manager); else a cached build; else built with the go command from Kubernetes'
@@ -22,6 +23,7 @@ want="${1:-1.36}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cache="${ETCD_CACHE_DIR:-${HOME:-/tmp}/.cache/etcd-member-agent}"
 programs=(kube-apiserver kube-controller-manager)
+[[ "${2:-}" != node ]] || programs+=(kube-scheduler kubelet kube-proxy kubectl)
 
 die() { echo "kube-bin.sh: $*" >&2; exit 2; }
 
@@ -48,7 +50,9 @@ if built; then echo "$target"; exit 0; fi
 
 work=$(mktemp -d "$cache/build-kubernetes-${version#v}.XXXXXX")
 started=$SECONDS
-echo "kube-bin.sh: building kube-apiserver and kube-controller-manager $version from k8s.io/kubernetes (first run only, several minutes)" >&2
+missing=()
+for p in "${programs[@]}"; do [[ -x "$target/$p" ]] || missing+=("$p"); done
+echo "kube-bin.sh: building ${missing[*]} $version from k8s.io/kubernetes (first run only, minutes)" >&2
 IFS=. read -r major minor _ <<<"${version#v}"
 pkg=k8s.io/component-base/version
 ldflags="-s -w"
@@ -56,14 +60,17 @@ for v in "$pkg" k8s.io/client-go/pkg/version; do
   ldflags+=" -X $v.gitVersion=$version -X $v.gitMajor=$major -X $v.gitMinor=$minor"
   ldflags+=" -X $v.gitCommit=module-$version -X $v.gitTreeState=clean -X $v.buildDate=1970-01-01T00:00:00Z"
 done
-for p in "${programs[@]}"; do
+for p in "${missing[@]}"; do
   if ! (cd "$module" && CGO_ENABLED=0 GOFLAGS=-mod=readonly go build -trimpath -ldflags "$ldflags" \
           -o "$work/$p" "k8s.io/kubernetes/cmd/$p") >"$work/build.log" 2>&1; then
     tail -n 5 "$work/build.log" >&2
     die "go build of k8s.io/kubernetes/cmd/$p@$version failed (is the Go module proxy reachable? GOPROXY=$(go env GOPROXY)); see $work/build.log, or set KUBE_BIN_DIR"
   fi
 done
-rm -rf "$target" && mv "$work" "$target"
+# a directory with some programs already keeps them: only the missing ones are added
+mkdir -p "$target"
+for p in "${missing[@]}"; do mv "$work/$p" "$target/$p"; done
+rm -rf "$work"
 echo "$version (k8s.io/kubernetes module, $(go version | cut -d' ' -f3))" > "$target/SOURCE"
-echo "kube-bin.sh: built $("$target/kube-apiserver" --version) in $((SECONDS - started)) s into $target" >&2
+echo "kube-bin.sh: built ${missing[*]} $version in $((SECONDS - started)) s into $target" >&2
 echo "$target"

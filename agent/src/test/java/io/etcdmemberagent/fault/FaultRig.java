@@ -7,6 +7,7 @@ import io.etcdmemberagent.testing.AgentLog;
 import io.etcdmemberagent.testing.AgentProcess;
 import io.etcdmemberagent.testing.FreePorts;
 import io.etcdmemberagent.testing.Http;
+import io.etcdmemberagent.testing.KubeControlPlane;
 import io.etcdmemberagent.testing.Poll;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -17,12 +18,14 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
  * One agent under fault: the real jar polling every 500 ms with a 1 s etcd timeout, publishing to
- * the API stand-in (Pod {@code default/etcd-0}, resync every 2 s), and a {@link Recorder} on it.
- * The invariants' bounds follow from those settings and are stated here.
+ * the real API server (Pod {@code etcd-0} in a namespace of its own, resync every 2 s; the stand-in
+ * only for the faults a real server cannot give on demand), and a {@link Recorder} on it. The
+ * invariants' bounds follow from those settings and are stated here.
  */
 final class FaultRig implements AutoCloseable {
 
@@ -42,11 +45,11 @@ final class FaultRig implements AutoCloseable {
    */
   static final Duration CONVERGENCE = Duration.ofSeconds(10);
 
-  /** The condition at the stand-in follows /readyz within 3 s while the API is healthy. */
+  /** The published condition follows /readyz within 3 s while the API is healthy. */
   static final Duration PUBLICATION = Duration.ofSeconds(3);
 
   final Invariants invariants = new Invariants(DETECTION, CONVERGENCE, PUBLICATION);
-  final FakeKubeApi api;
+  final Publication publication;
   private final Path dir;
   private final List<AgentProcess> agents = new ArrayList<>();
   private final List<String> pastOutput = new ArrayList<>();
@@ -54,21 +57,35 @@ final class FaultRig implements AutoCloseable {
   private String host = "127.0.0.1";
   private List<String> prefix = List.of();
 
+  /** Publishing to the shared real API server, or with Kubernetes off. */
   FaultRig(boolean kube) {
-    this(kube ? new FakeKubeApi() : null);
+    this(
+        kube
+            ? d -> {
+              KubeControlPlane shared = KubeControlPlane.shared();
+              return new RealApiPublication(shared, d, shared.url());
+            }
+            : null);
   }
 
-  /** With this stand-in (e.g. one listening where a network namespace can reach it). */
-  FaultRig(FakeKubeApi api) {
-    this.api = api;
-    if (api != null) {
-      api.createPod("default", POD);
-    }
+  /** Publishing to the stand-in: for answers a real server does not give on demand. */
+  static FaultRig withStandIn() {
+    return new FaultRig(d -> new StandInPublication(new FakeKubeApi(), d));
+  }
+
+  /** Publishing where {@code publication} says (made with the rig's scratch directory). */
+  FaultRig(Function<Path, Publication> publication) {
     try {
       dir = Files.createTempDirectory("fault-rig-");
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
+    this.publication = publication == null ? null : publication.apply(dir);
+  }
+
+  /** The stand-in this rig publishes to. */
+  FakeKubeApi standIn() {
+    return ((StandInPublication) publication).api;
   }
 
   /**
@@ -107,15 +124,9 @@ final class FaultRig implements AutoCloseable {
                 "--etcd-timeout=" + ETCD_TIMEOUT.toMillis() + "ms",
                 "--log-format=json",
                 "--log-level=debug"));
-    if (api != null) {
-      args.addAll(
-          List.of(
-              "--kube=on",
-              "--pod-name=" + POD,
-              "--pod-namespace=default",
-              "--kubeconfig=" + api.writeKubeconfig(dir),
-              "--resync-interval=2s",
-              "--kube-timeout=2s"));
+    if (publication != null) {
+      args.addAll(publication.agentFlags());
+      args.addAll(List.of("--resync-interval=2s", "--kube-timeout=2s"));
     } else {
       args.add("--kube=off");
     }
@@ -150,7 +161,14 @@ final class FaultRig implements AutoCloseable {
 
   /** Starts recording; {@code localUrl} is how the truth reaches the local member. */
   Recorder record(String localUrl, Supplier<List<String>> others) {
-    recorder = new Recorder(host, agent().port(), api, POD, localUrl, others);
+    int port = agent().port();
+    recorder =
+        new Recorder(
+            () -> host,
+            port,
+            () -> publication == null ? "" : Recorder.readyOf(publication.conditions()),
+            () -> localUrl,
+            others);
     return recorder;
   }
 
@@ -170,22 +188,16 @@ final class FaultRig implements AutoCloseable {
     return Http.statusOrMinusOne(host, agent().port(), "/readyz");
   }
 
-  /** Waits until the stand-in's ready condition is {@code status}. */
+  /** Waits until the published ready condition is {@code status}. */
   void awaitCondition(String status) {
     Poll.until(
-        "the stand-in's ready condition " + status,
+        "the published ready condition " + status,
         CONVERGENCE.plus(PUBLICATION),
         () -> status.equals(readyCondition()));
   }
 
   String readyCondition() {
-    for (var c : api.conditions("default", POD)) {
-      var o = c.getAsJsonObject();
-      if (Recorder.READY_CONDITION.equals(o.get("type").getAsString())) {
-        return o.get("status").getAsString();
-      }
-    }
-    return "";
+    return Recorder.readyOf(publication.conditions());
   }
 
   /** Stops recording and checks every invariant over the whole history. */
@@ -211,9 +223,9 @@ final class FaultRig implements AutoCloseable {
     violations.addAll(invariants.readyOnlyForAHealthyVoter(h));
     violations.addAll(invariants.readyAgainAfterEveryFault(h));
     violations.addAll(invariants.noFlappingInSteadyWindows(h));
-    if (api != null) {
+    if (publication != null) {
       violations.addAll(invariants.conditionFollowsReadiness(h));
-      violations.addAll(invariants.noRedundantPatches(h, api));
+      violations.addAll(invariants.noRedundantPatches(h, publication.agentPatches()));
     }
     violations.addAll(Invariants.promotesFollowTheRule(log(), ownMemberId, maxLag));
     if (!violations.isEmpty()) {
@@ -243,8 +255,8 @@ final class FaultRig implements AutoCloseable {
       recorder.close();
     }
     agents.forEach(AgentProcess::close);
-    if (api != null) {
-      api.close();
+    if (publication != null) {
+      publication.close();
     }
     try (var paths = Files.walk(dir)) {
       paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());

@@ -3,9 +3,9 @@ package io.etcdmemberagent.fault;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.etcdmemberagent.kube.FakeKubeApi;
 import io.etcdmemberagent.testing.EtcdBinaries;
 import io.etcdmemberagent.testing.EtcdTestClient;
+import io.etcdmemberagent.testing.KubeControlPlane;
 import io.etcdmemberagent.testing.NodeNetwork;
 import io.etcdmemberagent.testing.Poll;
 import io.etcdmemberagent.testing.Processes;
@@ -67,10 +67,16 @@ class PartitionE2E {
         Duration.ofSeconds(30),
         () -> client.status(clientUrls.get(0), 500).getLeader() != 0);
     long id = client.status(clientUrls.get(0)).getHeader().getMemberId();
+    // the real API server, where the agent in p0 reaches it: on the bridge's address
+    KubeControlPlane kube =
+        resources.keep(KubeControlPlane.start(dir.resolve("kube"), network.gatewayIp()));
 
     FaultRig rig =
         resources.keep(
-            new FaultRig(new FakeKubeApi(network.gatewayIp()))
+            new FaultRig(
+                    d ->
+                        new RealApiPublication(
+                            kube, d, "https://" + network.gatewayIp() + ":" + kube.port()))
                 .inNetwork(network.inPod("p0", List.of()), ips.get(0)));
     rig.startAgent("http://127.0.0.1:2379", clientUrls.subList(1, 3));
     rig.record(clientUrls.get(0), () -> clientUrls.subList(1, 3));

@@ -4,16 +4,16 @@ import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import io.etcd.jetcd.api.Member;
 import io.etcd.jetcd.api.StatusResponse;
-import io.etcdmemberagent.kube.FakeKubeApi;
 import io.etcdmemberagent.testing.EtcdTestClient;
 import java.util.List;
 import java.util.function.Supplier;
 
 /**
  * Samples a running fault test into a {@link History}: the agent's {@code /readyz} and the
- * stand-in's ready condition every 50 ms, and the ground truth about the local member every 100 ms
+ * published ready condition every 50 ms, and the ground truth about the local member every 100 ms
  * (its own Status with a 500 ms deadline; whether it is a voter by the member list the other
- * members give). Runs until closed.
+ * members give). Runs until closed. Where things are is asked at each sample (a re-created Pod has
+ * a new address).
  */
 final class Recorder implements AutoCloseable {
 
@@ -21,11 +21,10 @@ final class Recorder implements AutoCloseable {
 
   private final History history = new History();
   private final EtcdTestClient etcd = new EtcdTestClient();
-  private final String agentHost;
+  private final Supplier<String> agentHost;
   private final int agentPort;
-  private final FakeKubeApi api;
-  private final String podName;
-  private final String localUrl;
+  private final Supplier<String> readyCondition;
+  private final Supplier<String> localUrl;
   private final Supplier<List<String>> others;
   private final Thread verdicts;
   private final Thread truths;
@@ -33,25 +32,37 @@ final class Recorder implements AutoCloseable {
   private boolean lastVoterByOthers;
 
   /**
-   * @param api the stand-in, or null without Kubernetes
+   * @param agentHost where the agent answers
+   * @param readyCondition the published ready condition's status ("" where none is published)
    * @param localUrl the local member's client URL as the test reaches it (not through a proxy)
    * @param others client URLs of the other members, asked for the member list
    */
   Recorder(
-      String agentHost,
+      Supplier<String> agentHost,
       int agentPort,
-      FakeKubeApi api,
-      String podName,
-      String localUrl,
+      Supplier<String> readyCondition,
+      Supplier<String> localUrl,
       Supplier<List<String>> others) {
     this.agentHost = agentHost;
     this.agentPort = agentPort;
-    this.api = api;
-    this.podName = podName;
+    this.readyCondition = readyCondition;
     this.localUrl = localUrl;
     this.others = others;
     this.verdicts = loop("record-verdicts", 50, this::sampleVerdict);
     this.truths = loop("record-truth", 100, this::sampleTruth);
+  }
+
+  /** The status of the ready condition among {@code conditions} ("" when absent). */
+  static String readyOf(JsonArray conditions) {
+    if (conditions == null) {
+      return "";
+    }
+    for (JsonElement c : conditions) {
+      if (READY_CONDITION.equals(c.getAsJsonObject().get("type").getAsString())) {
+        return c.getAsJsonObject().get("status").getAsString();
+      }
+    }
+    return "";
   }
 
   History history() {
@@ -91,7 +102,12 @@ final class Recorder implements AutoCloseable {
   private void sampleVerdict() {
     long at = System.nanoTime();
     int readyz = readyz();
-    String condition = readyCondition();
+    String condition;
+    try {
+      condition = readyCondition.get();
+    } catch (RuntimeException e) {
+      condition = "";
+    }
     history.add(new History.Verdict(at, readyz, condition, System.nanoTime()));
   }
 
@@ -100,12 +116,16 @@ final class Recorder implements AutoCloseable {
    * on a connection the restarted agent never answered, and one sample must cost one sample.
    */
   private int readyz() {
+    String host = agentHost.get();
+    if (host == null) {
+      return -1;
+    }
     try (java.net.Socket s = new java.net.Socket()) {
-      s.connect(new java.net.InetSocketAddress(agentHost, agentPort), 1000);
+      s.connect(new java.net.InetSocketAddress(host, agentPort), 1000);
       s.setSoTimeout(1000);
       s.getOutputStream()
           .write(
-              ("GET /readyz HTTP/1.0\r\nHost: " + agentHost + "\r\n\r\n")
+              ("GET /readyz HTTP/1.0\r\nHost: " + host + "\r\n\r\n")
                   .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
       java.io.BufferedReader in =
           new java.io.BufferedReader(
@@ -118,32 +138,22 @@ final class Recorder implements AutoCloseable {
     }
   }
 
-  private String readyCondition() {
-    if (api == null) {
-      return "";
-    }
-    JsonArray conditions = api.conditions("default", podName);
-    if (conditions == null) {
-      return "";
-    }
-    for (JsonElement c : conditions) {
-      if (READY_CONDITION.equals(c.getAsJsonObject().get("type").getAsString())) {
-        return c.getAsJsonObject().get("status").getAsString();
-      }
-    }
-    return "";
-  }
-
   private void sampleTruth() {
     long at = System.nanoTime();
     StatusResponse status;
+    String local = localUrl.get();
     try {
-      status = etcd.status(localUrl, 500);
+      if (local == null) {
+        throw new IllegalStateException("the member has no address now");
+      }
+      status = etcd.status(local, 500);
     } catch (RuntimeException e) {
       if (!running) {
         return; // interrupted by close(), not an answer
       }
-      etcd.forget(localUrl);
+      if (local != null) {
+        etcd.forget(local);
+      }
       history.add(new History.Truth(at, false, false, false, false, System.nanoTime()));
       return;
     }

@@ -120,7 +120,7 @@ class TlsFaultsE2E {
         .contains(
             "etcd_member_agent_cert_expiry_timestamp_seconds{cert=\"peer\"} "
                 + (double) end.getEpochSecond());
-    assertThat(rig.api.events())
+    assertThat(rig.publication.events())
         .as("a PeerTlsProblem event")
         .anyMatch(e -> e.get("reason").getAsString().equals("PeerTlsProblem"));
   }
@@ -128,7 +128,7 @@ class TlsFaultsE2E {
   /** The peer-tls condition's reason after each status patch that changed it. */
   private static List<String> peerTlsReasons(FaultRig rig) {
     List<String> reasons = new ArrayList<>();
-    for (JsonArray conditions : rig.api.conditionHistory()) {
+    for (JsonArray conditions : rig.publication.conditionHistory()) {
       for (JsonElement c : conditions) {
         JsonObject o = c.getAsJsonObject();
         if (o.get("type").getAsString().endsWith("/peer-tls")) {

@@ -25,6 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.UnaryOperator;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -146,8 +147,25 @@ class HelmChartTest {
     V1Container agent = container(pod.getContainers(), "agent");
     V1Container join = container(pod.getInitContainers(), "join");
     assertThat(etcd.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/readyz");
-    assertThat(etcd.getReadinessProbe().getHttpGet().getPort().getStrValue())
-        .isEqualTo("agent-http");
+    assertThat(etcd.getReadinessProbe().getHttpGet().getPort().getIntValue())
+        .as("by number: the kubelet looks a named port up in the probed container's ports only")
+        .isEqualTo(9379);
+    assertThat(etcd.getPorts())
+        .as("a named probe port must be the probed container's own")
+        .noneMatch(p -> "agent-http".equals(p.getName()));
+    for (V1Container c : List.of(etcd, agent)) {
+      for (var probe :
+          Stream.of(c.getReadinessProbe(), c.getLivenessProbe(), c.getStartupProbe())
+              .filter(Objects::nonNull)
+              .toList()) {
+        var port = probe.getHttpGet().getPort();
+        if (!port.isInteger()) {
+          assertThat(c.getPorts())
+              .as("%s's probe port %s is declared by %s itself", c.getName(), port, c.getName())
+              .anySatisfy(p -> assertThat(p.getName()).isEqualTo(port.getStrValue()));
+        }
+      }
+    }
     assertThat(agent.getPorts()).anySatisfy(p -> assertThat(p.getName()).isEqualTo("agent-http"));
     assertThat(agent.getPorts().get(0).getContainerPort()).isEqualTo(9379);
     assertThat(etcd.getLivenessProbe().getHttpGet().getPath())

@@ -129,6 +129,16 @@ public final class EtcdTestClient implements AutoCloseable {
         .range(RangeRequest.newBuilder().setKey(ByteString.copyFromUtf8(key)).build());
   }
 
+  /** A linearizable get of {@code key}'s value as UTF-8, or null when there is none. */
+  public String value(String endpoint, String key, long deadlineMillis) {
+    var kvs =
+        KVGrpc.newBlockingStub(channel(endpoint))
+            .withDeadlineAfter(deadlineMillis, TimeUnit.MILLISECONDS)
+            .range(RangeRequest.newBuilder().setKey(ByteString.copyFromUtf8(key)).build())
+            .getKvsList();
+    return kvs.isEmpty() ? null : kvs.get(0).getValue().toStringUtf8();
+  }
+
   /**
    * {@code count} puts of {@code valueBytes} random bytes each under {@code prefix}, at most 64 in
    * flight: a cluster with a long raft log.

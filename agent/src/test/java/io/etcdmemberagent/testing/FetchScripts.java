@@ -42,7 +42,7 @@ final class FetchScripts {
     }
   }
 
-  private static Path locate(String property, String script) {
+  static Path locate(String property, String script) {
     String configured = System.getProperty(property);
     if (configured != null) {
       return Path.of(configured);

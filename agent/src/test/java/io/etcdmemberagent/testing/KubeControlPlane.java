@@ -90,7 +90,9 @@ public final class KubeControlPlane implements AutoCloseable {
   }
 
   /**
-   * Every request by a ServiceAccount, with its body: what the agent sent, as the server saw it.
+   * Every request by a ServiceAccount, with its body: what the agent sent, as the server saw it;
+   * and every write of a Pod or its status by anyone, with the object after it (the fault suite
+   * tells from them whether a status patch changed anything).
    */
   private Path auditPolicy() {
     Path file = dir.resolve("audit-policy.yaml");
@@ -101,6 +103,9 @@ public final class KubeControlPlane implements AutoCloseable {
         kind: Policy
         omitStages: ["RequestReceived"]
         rules:
+        - level: RequestResponse
+          verbs: ["create", "patch", "update"]
+          resources: [{group: "", resources: ["pods", "pods/status"]}]
         - level: Request
           userGroups: ["system:serviceaccounts"]
         - level: None
@@ -128,6 +133,24 @@ public final class KubeControlPlane implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
+  }
+
+  private static KubeControlPlane shared;
+
+  /**
+   * One control plane for every test of this JVM that only needs the API server (each in its own
+   * namespace): started on first use, stopped when the JVM ends.
+   */
+  public static synchronized KubeControlPlane shared() {
+    if (shared == null) {
+      try {
+        shared = start(Files.createTempDirectory("kube-shared"));
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+      Runtime.getRuntime().addShutdownHook(new Thread(shared::close, "kube-shared-close"));
+    }
+    return shared;
   }
 
   /**

@@ -99,9 +99,14 @@ public final class KubePods {
    * tokenFile}.
    */
   public List<String> agentFlagsFor(String pod, Path dir) {
+    return agentFlagsFor(pod, dir, kube.url());
+  }
+
+  /** As {@link #agentFlagsFor(String, Path)}, with the API server at {@code server}. */
+  public List<String> agentFlagsFor(String pod, Path dir, String server) {
     String uid = createPod(pod);
     Path token = tokenFile(dir.resolve(pod + ".token"), boundTo("Pod", pod, uid));
-    Path kubeconfig = kube.tokenKubeconfig(dir.resolve(pod + ".kubeconfig"), kube.url(), token);
+    Path kubeconfig = kube.tokenKubeconfig(dir.resolve(pod + ".kubeconfig"), server, token);
     return List.of(
         "--kube=on",
         "--kubeconfig=" + kubeconfig,

@@ -1,0 +1,161 @@
+package io.etcdmemberagent.testing;
+
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A real single-node Kubernetes ({@code test-e2e/kube-node.sh}: kubelet, containerd, runc, CNI,
+ * kube-proxy, CoreDNS, the control plane, images built here), shared by every test of this JVM: up
+ * on first use, down when the JVM ends. The tests drive it as a user does, with its {@code
+ * kubectl}, {@code helm} and {@code crictl}.
+ */
+public final class KubeNode {
+
+  /** The node's name (the kubelet's hostname override). */
+  public static final String NAME = "ema-node";
+
+  private static KubeNode shared;
+
+  private final Path script;
+  private final Path dir;
+  private final Path kubeconfig;
+  private final Map<String, String> env;
+
+  private KubeNode(Path script, Path dir, Path kubeconfig) {
+    this.script = script;
+    this.dir = dir;
+    this.kubeconfig = kubeconfig;
+    this.env =
+        Map.of(
+            "KUBECONFIG",
+            kubeconfig.toString(),
+            "CRI_CONFIG_FILE",
+            dir.resolve("crictl.yaml").toString());
+  }
+
+  /** Root is needed for namespaces, mounts, cgroups and iptables. */
+  public static boolean available() {
+    return "root".equals(System.getProperty("user.name"));
+  }
+
+  /** The node, started on first use (builds and images cached after the first run). */
+  public static synchronized KubeNode shared() {
+    if (shared == null) {
+      shared = up();
+      Runtime.getRuntime().addShutdownHook(new Thread(shared::down, "kube-node-down"));
+    }
+    return shared;
+  }
+
+  private static KubeNode up() {
+    Path script = FetchScripts.locate("kube.node.script", "kube-node.sh");
+    try {
+      Path dir = Files.createTempDirectory("kube-node");
+      Path log = dir.resolve("up.log");
+      long started = System.nanoTime();
+      Process p =
+          new ProcessBuilder("bash", script.toString(), "up", dir.toString())
+              .redirectOutput(dir.resolve("up.out").toFile())
+              .redirectError(log.toFile())
+              .start();
+      if (!p.waitFor(30, TimeUnit.MINUTES) || p.exitValue() != 0) {
+        p.destroyForcibly();
+        new KubeNode(script, dir, dir.resolve("admin.kubeconfig")).down();
+        throw new IllegalStateException(
+            "kube-node.sh up failed: " + LogFiles.tail(log, 20) + "\n(everything in " + dir + ")");
+      }
+      List<String> out = Files.readAllLines(dir.resolve("up.out"));
+      System.out.printf(
+          "[kube-node] up in %.1f s: %s%n",
+          (System.nanoTime() - started) / 1e9, LogFiles.tail(log, 1).strip());
+      return new KubeNode(script, dir, Path.of(out.get(out.size() - 1)));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private void down() {
+    Processes.Result r =
+        Processes.run(Map.of(), 300, List.of("bash", script.toString(), "down", dir.toString()));
+    if (r.exitCode() != 0) {
+      System.err.println("[kube-node] down failed: " + r.output());
+    }
+  }
+
+  public Path dir() {
+    return dir;
+  }
+
+  /** The API server's address, as this host reaches it (the node's bridge address). */
+  public String server() {
+    try {
+      return "https://10.214.0.1:" + Files.readString(dir.resolve("api-port")).strip();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** An admin REST client (system:masters), for reads too frequent for a kubectl process each. */
+  public KubeRest admin() {
+    Path pki = dir.resolve("pki");
+    return KubeRest.withCertificate(
+        server(), pki.resolve("ca.crt"), pki.resolve("admin.crt"), pki.resolve("admin.key"));
+  }
+
+  public Path kubeconfig() {
+    return kubeconfig;
+  }
+
+  /** {@code values-node.yaml}: the images on this node and its storage class. */
+  public Path values() {
+    return dir.resolve("values-node.yaml");
+  }
+
+  /** Runs one of the node's tools ({@code kubectl}, {@code helm}, {@code crictl}). */
+  public Processes.Result tool(String tool, int limitSeconds, String... args) {
+    List<String> command = new ArrayList<>(List.of(dir.resolve("bin").resolve(tool).toString()));
+    command.addAll(List.of(args));
+    return Processes.run(env, limitSeconds, command);
+  }
+
+  /** Runs a tool to its end; fails naming the command and what it printed on a non-zero exit. */
+  public String must(String tool, int limitSeconds, String... args) {
+    Processes.Result r = tool(tool, limitSeconds, args);
+    if (r.exitCode() != 0) {
+      throw new IllegalStateException(
+          tool + " " + String.join(" ", args) + " exited " + r.exitCode() + ": " + r.output());
+    }
+    return r.output();
+  }
+
+  public String kubectl(String... args) {
+    return must("kubectl", 120, args);
+  }
+
+  public String helm(String... args) {
+    return must("helm", 600, args);
+  }
+
+  public String crictl(String... args) {
+    return must("crictl", 60, args);
+  }
+
+  /** {@code kubectl get ... -o json}, parsed. */
+  public JsonObject getJson(String... args) {
+    List<String> all = new ArrayList<>(List.of("get"));
+    all.addAll(List.of(args));
+    all.addAll(List.of("-o", "json"));
+    return JsonParser.parseString(kubectl(all.toArray(String[]::new))).getAsJsonObject();
+  }
+}
