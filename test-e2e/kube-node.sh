@@ -7,6 +7,8 @@
 #   test-e2e/kube-node.sh down DIR    stops it and removes what it made outside DIR (processes,
 #                                     mounts, the bridge and its veths, iptables rules, cgroups,
 #                                     sysctls it changed are restored); DIR itself is left
+# One node per machine: `up` first takes down a node that another DIR left up (a run killed
+# before its `down`), as recorded in /run/ema-node.dir.
 #
 # The parts: etcd 3.6 (etcd-bin.sh); kube-apiserver, kube-controller-manager (every controller,
 # the PersistentVolume binder and garbage collector among them), kube-scheduler, kubelet, kube-proxy
@@ -19,9 +21,10 @@
 #
 # Network: the node's address is the bridge's, $NODE_IP; Pods get $POD_CIDR on it, Services
 # $SERVICE_CIDR (kube-proxy). IP forwarding is on while the node is up (a Pod reaching a Service
-# that another Pod backs is routed by the node), and a FORWARD rule drops everything that does not
-# go from the bridge back to the bridge: Pods reach each other and the node, never another address;
-# nothing is masqueraded. CoreDNS answers the cluster domain only (no upstream).
+# that another Pod backs is routed by the node), and a FORWARD rule drops every routed packet that
+# does not go from the bridge back to the bridge: Pods reach each other and the node, never another
+# address; other bridges on the machine switch frames as before; nothing is masqueraded. CoreDNS
+# answers the cluster domain only (no upstream).
 # Exit status 2, with one line naming what is missing, when a part cannot be provided.
 set -euo pipefail
 
@@ -38,6 +41,8 @@ KUBERNETES_SERVICE_IP=10.215.0.1
 DNS_IP=10.215.0.10
 CGROUP_ROOT=ema-node
 FORWARD_CHAIN=EMA-NODE-FORWARD
+# which directory the node that is up lives in (one node per machine: the bridge's name is fixed)
+OWNER=/run/ema-node.dir
 AGENT_IMAGE=localhost/etcd-member-agent:node
 ETCD_REPOSITORY=localhost/etcd
 PAUSE_VERSION=3.10.1
@@ -161,7 +166,12 @@ make_network() {
   ip addr add "$NODE_IP/24" dev "$BRIDGE"
   ip link set "$BRIDGE" up
   echo 1 >/proc/sys/net/bridge/bridge-nf-call-iptables
+  # Forwarding is on for the node's own routing (a Pod reaching a Service another Pod backs);
+  # everything else forwards as it did with forwarding off: frames a bridge switches pass (other
+  # tests' bridges see iptables through br_netfilter too), routed packets are dropped unless they
+  # go from the node's bridge back to it, so nothing leaves for another address.
   "$bins/iptables" -w -N "$FORWARD_CHAIN"
+  "$bins/iptables" -w -A "$FORWARD_CHAIN" -m physdev --physdev-is-bridged -j ACCEPT
   "$bins/iptables" -w -A "$FORWARD_CHAIN" -i "$BRIDGE" -o "$BRIDGE" -j ACCEPT
   "$bins/iptables" -w -A "$FORWARD_CHAIN" -j DROP
   "$bins/iptables" -w -I FORWARD 1 -j "$FORWARD_CHAIN"
@@ -387,6 +397,15 @@ EOF
 up() {
   [[ $EUID -eq 0 ]] || die "needs root (network namespaces, mounts, cgroups, iptables)"
   [[ ! -f "$dir/pids/kubelet" ]] || ! alive kubelet || die "a node is already up in $dir"
+  # a node left up by a run that died (its JVM killed before its down): take it down first
+  if [[ -f "$OWNER" ]]; then
+    local stale
+    stale=$(cat "$OWNER")
+    if [[ "$stale" != "$dir" && -d "$stale" ]]; then
+      say "a node left up in $stale: taking it down first"
+      "$0" down "$stale" || die "could not take down the node left up in $stale"
+    fi
+  fi
   local t0=$SECONDS
   command -v openssl >/dev/null || die "openssl is missing"
   command -v jq >/dev/null || die "jq is missing (apt-get install jq)"
@@ -398,6 +417,7 @@ up() {
   local built=$((SECONDS - t0))
   mkdir -p "$dir/log" "$dir/pids" "$dir/bin"
   printf 'kube=%s\nbins=%s\n' "$kube" "$bins" >"$dir/parts"
+  echo "$dir" >"$OWNER"
   local d
   for d in /var/lib/kubelet /var/log/containers /var/lib/cni; do
     [[ -e "$d" ]] && echo "$d"
@@ -501,6 +521,7 @@ down() {
     grep -qx "$d" "$dir/preexisting" 2>/dev/null || rm -rf "$d"
   done
   rm -rf "$dir/pids"
+  [[ "$(cat "$OWNER" 2>/dev/null)" != "$dir" ]] || rm -f "$OWNER"
   say "down: $dir stopped and cleaned (its files stay)"
 }
 
