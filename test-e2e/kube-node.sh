@@ -424,7 +424,6 @@ up() {
   done >"$dir/preexisting"
   sock="$dir/containerd/containerd.sock"
   api_port=$(free_port)
-  echo "$api_port" >"$dir/api-port"
   save_sysctls
   make_pki
   local n

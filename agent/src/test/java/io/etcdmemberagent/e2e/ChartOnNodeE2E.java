@@ -196,10 +196,7 @@ class ChartOnNodeE2E {
           node.crictl("ps", "-q", "--name", "^" + container + "$", "--namespace", NS)
               .strip()
               .split("\\s+")) {
-        JsonObject info =
-            com.google.gson.JsonParser.parseString(node.crictl("inspect", id))
-                .getAsJsonObject()
-                .getAsJsonObject("info");
+        JsonObject info = info(node, id);
         JsonObject spec = info.getAsJsonObject("runtimeSpec");
         assertThat(spec.getAsJsonObject("process").getAsJsonObject("user").get("uid").getAsInt())
             .as("%s runs as 65532", container)
@@ -228,12 +225,7 @@ class ChartOnNodeE2E {
       throws Exception {
     for (String id :
         node.crictl("ps", "-q", "--name", "^agent$", "--namespace", NS).strip().split("\\s+")) {
-      int pid =
-          com.google.gson.JsonParser.parseString(node.crictl("inspect", id))
-              .getAsJsonObject()
-              .getAsJsonObject("info")
-              .get("pid")
-              .getAsInt();
+      int pid = info(node, id).get("pid").getAsInt();
       assertThat(Files.readString(Path.of("/proc", Integer.toString(pid), "maps")))
           .as("the agent's JVM maps /app/etcd-member-agent.aot")
           .contains("/app/etcd-member-agent.aot");
@@ -263,6 +255,13 @@ class ChartOnNodeE2E {
       }
     }
     assertThat(agents).isEqualTo(3);
+  }
+
+  /** What the runtime says of a container ({@code crictl inspect}): its spec, its process. */
+  private static JsonObject info(KubeNode node, String containerId) {
+    return com.google.gson.JsonParser.parseString(node.crictl("inspect", containerId))
+        .getAsJsonObject()
+        .getAsJsonObject("info");
   }
 
   private static String statusLine(int pid, String key) {

@@ -49,7 +49,7 @@ class NodeRestartsE2E {
     KubeNode node = KubeNode.shared();
     ChartRelease db = new ChartRelease(node, "inventory", NS, client);
     List<Recorder> recorders = new ArrayList<>();
-    Thread refresher = null;
+    java.util.concurrent.ScheduledExecutorService refresher = null;
     try {
       db.createRestrictedNamespace();
       db.install();
@@ -69,7 +69,9 @@ class NodeRestartsE2E {
             new Recorder(
                 () -> addresses.get(pod),
                 AGENT_PORT,
-                () -> Recorder.readyOf(conditions(db.pod(pod))),
+                () ->
+                    java.util.Objects.requireNonNullElse(
+                        ChartRelease.condition(db.pod(pod), Recorder.READY_CONDITION), ""),
                 () -> addresses.containsKey(pod) ? db.clientUrl(addresses.get(pod)) : null,
                 () -> others(db, pod)));
       }
@@ -172,34 +174,38 @@ class NodeRestartsE2E {
     } finally {
       recorders.forEach(Recorder::close);
       if (refresher != null) {
-        refresher.interrupt();
+        refresher.shutdownNow();
       }
       client.close();
     }
   }
 
-  /** Keeps {@link #addresses} current (a re-created Pod has a new address) until interrupted. */
-  private Thread refreshAddresses(ChartRelease db) {
-    Thread t =
-        new Thread(
-            () -> {
-              while (!Thread.currentThread().isInterrupted()) {
-                try {
-                  Map<String, String> now = db.podIps();
-                  addresses.keySet().retainAll(now.keySet());
-                  addresses.putAll(now);
-                  Thread.sleep(250); // the refresh period, not a synchronisation
-                } catch (InterruptedException e) {
-                  return;
-                } catch (RuntimeException e) {
-                  // the API server busy: the next round
-                }
-              }
-            },
-            "pod-addresses");
-    t.setDaemon(true);
-    t.start();
-    return t;
+  /**
+   * Keeps {@link #addresses} current (a re-created Pod has a new address), read every 250 ms until
+   * the returned scheduler is shut down.
+   */
+  private java.util.concurrent.ScheduledExecutorService refreshAddresses(ChartRelease db) {
+    var scheduler =
+        java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "pod-addresses");
+              t.setDaemon(true);
+              return t;
+            });
+    scheduler.scheduleWithFixedDelay(
+        () -> {
+          try {
+            Map<String, String> now = db.podIps();
+            addresses.keySet().retainAll(now.keySet());
+            addresses.putAll(now);
+          } catch (RuntimeException e) {
+            // the API server busy: the next round
+          }
+        },
+        0,
+        250,
+        java.util.concurrent.TimeUnit.MILLISECONDS);
+    return scheduler;
   }
 
   private List<String> others(ChartRelease db, String pod) {
@@ -211,10 +217,6 @@ class NodeRestartsE2E {
           }
         });
     return out;
-  }
-
-  private static com.google.gson.JsonArray conditions(JsonObject pod) {
-    return pod == null ? null : pod.getAsJsonObject("status").getAsJsonArray("conditions");
   }
 
   private static int restartCount(JsonObject pod, String container) {

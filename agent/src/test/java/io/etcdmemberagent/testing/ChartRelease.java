@@ -20,8 +20,8 @@ import java.util.TreeSet;
  */
 public final class ChartRelease {
 
-  public static final Path CHART = Path.of("..", "charts", "etcd-member-agent").toAbsolutePath();
-  public static final String PREFIX = "etcd-member-agent.io/";
+  public static final Path CHART = KubePods.CHART.toAbsolutePath();
+  public static final String PREFIX = KubePods.PREFIX;
 
   private final KubeNode node;
   private final String name;
@@ -132,16 +132,10 @@ public final class ChartRelease {
 
   /** The status of the Pod's condition {@code type}, or null. */
   public static String condition(JsonObject pod, String type) {
-    if (pod == null) {
-      return null;
-    }
-    JsonArray conditions = pod.getAsJsonObject("status").getAsJsonArray("conditions");
-    for (JsonElement c : conditions == null ? new JsonArray() : conditions) {
-      if (c.getAsJsonObject().get("type").getAsString().equals(type)) {
-        return c.getAsJsonObject().get("status").getAsString();
-      }
-    }
-    return null;
+    JsonArray conditions =
+        pod == null ? null : pod.getAsJsonObject("status").getAsJsonArray("conditions");
+    JsonObject c = conditions == null ? null : KubePods.condition(conditions, type);
+    return c == null ? null : c.get("status").getAsString();
   }
 
   public String clientUrl(String ip) {

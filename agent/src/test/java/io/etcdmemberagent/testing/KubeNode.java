@@ -113,10 +113,14 @@ public final class KubeNode {
     return dir;
   }
 
-  /** The API server's address, as this host reaches it (the node's bridge address). */
+  /** The API server's address, as this host reaches it: the admin kubeconfig's server. */
   public String server() {
     try {
-      return "https://10.214.0.1:" + Files.readString(dir.resolve("api-port")).strip();
+      return Files.readAllLines(kubeconfig).stream()
+          .map(l -> l.replaceAll(".*server: \"([^\"]+)\".*", "$1"))
+          .filter(l -> l.startsWith("https://"))
+          .findFirst()
+          .orElseThrow(() -> new IllegalStateException("no server in " + kubeconfig));
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
