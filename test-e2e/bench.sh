@@ -2,7 +2,7 @@
 # Benchmarks of etcd-member-agent: detection, promotion delay and wrongful promotions side by
 # side with the peers' policies, load on etcd and the API server, HTTP latency under load,
 # start-up and steady-state footprint (JDK 17 / 25, default / tuned flags, CDS archive).
-# Real etcd 3.5 and the real jar, on this machine. Takes about 45 minutes in full mode.
+# Real etcd 3.6 (the primary version) and the real jar, and the chart on the real node (kube-node.sh), on this machine. Takes about 45 minutes in full mode.
 #
 #   test-e2e/bench.sh              # full: 5 runs per figure, 60 MB learner, 10 min steady window
 #   RUNS=3 STEADY=300 test-e2e/bench.sh
@@ -33,9 +33,9 @@ fi
 [ -n "${BEFORE_JAR:-}" ] && args+=(-Dbench.beforeJar="$(realpath "$BEFORE_JAR")")
 # One more footprint row: an earlier build of this round with the image's flags and its own cache.
 [ -n "${PREVIOUS_JAR:-}" ] && args+=(-Dbench.previousJar="$(realpath "$PREVIOUS_JAR")")
-[ -n "${ONLY:-}" ] && args+=(-Dbench.only="$ONLY")   # detection,promotion,load,latency,scale,footprint
+[ -n "${ONLY:-}" ] && args+=(-Dbench.only="$ONLY")   # detection,promotion,load,latency,scale,footprint,node
 ./mvnw -B -q -pl agent verify -Dspotless.check.skip=true -Dtest=NoSuchTest \
-  -Dsurefire.failIfNoSpecifiedTests=false -Dit.test=BenchmarkE2E -Detcd.versions=3.5 \
+  -Dsurefire.failIfNoSpecifiedTests=false -Dit.test=BenchmarkE2E -Detcd.versions=3.6 \
   "${args[@]}"
 echo
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr)"

@@ -2,6 +2,8 @@ package io.etcdmemberagent.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.etcdmemberagent.testing.EtcdTestClient;
+import io.etcdmemberagent.testing.KubeNode;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -52,6 +54,15 @@ class BenchmarkE2E {
     }
     if (all || only.contains("footprint")) {
       timed("footprint", () -> new FootprintBench(settings, dir).run(report));
+    }
+    if ((all || only.contains("node")) && KubeNode.available()) {
+      timed(
+          "node",
+          () -> {
+            try (EtcdTestClient client = new EtcdTestClient()) {
+              new NodeBench(settings, client).run(report);
+            }
+          });
     }
 
     String header =

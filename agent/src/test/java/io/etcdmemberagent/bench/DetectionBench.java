@@ -88,7 +88,10 @@ final class DetectionBench {
     }
     report.section(
         "Detection",
-        "A 3-member etcd 3.5 cluster, the agent jar next to member 0 with its defaults (poll 1s,"
+        "A 3-member etcd "
+            + io.etcdmemberagent.testing.EtcdBinaries.patchVersion(
+                io.etcdmemberagent.testing.EtcdBinaries.primary())
+            + " cluster, the agent jar next to member 0 with its defaults (poll 1s,"
             + " etcd timeout 2s), /readyz sampled every 5 ms, the API stand-in's condition every"
             + " 5 ms. Goal: poll interval + etcd timeout + 50 ms = 3050 ms. The emulated"
             + " etcd-wrapper probe runs against the same member in the same runs.");

@@ -102,6 +102,11 @@ final class LatencyBench {
   }
 
   private double[] load(String url) throws Exception {
+    return load(url, settings.loadSeconds());
+  }
+
+  /** {@link LoadGen} at 1000 req/s for {@code length}: p50 and p99 in ms. */
+  static double[] load(String url, java.time.Duration length) throws Exception {
     Process p =
         new ProcessBuilder(
                 javaBin(),
@@ -110,11 +115,11 @@ final class LatencyBench {
                 LoadGen.class.getName(),
                 url,
                 "1000",
-                Long.toString(settings.loadSeconds().toSeconds()))
+                Long.toString(length.toSeconds()))
             .redirectErrorStream(true)
             .start();
     String out = new String(p.getInputStream().readAllBytes()).trim();
-    p.waitFor(settings.loadSeconds().toSeconds() + 60, TimeUnit.SECONDS);
+    p.waitFor(length.toSeconds() + 60, TimeUnit.SECONDS);
     String last = out.substring(out.lastIndexOf('\n') + 1);
     String[] f = last.split(" ");
     return new double[] {Double.parseDouble(f[0]), Double.parseDouble(f[1])};

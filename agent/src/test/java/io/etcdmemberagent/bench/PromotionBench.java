@@ -64,7 +64,10 @@ final class PromotionBench {
   void run(Report report) throws Exception {
     report.section(
         "Promotion delay",
-        "A 3-member etcd 3.5 cluster loaded with "
+        "A 3-member etcd "
+            + io.etcdmemberagent.testing.EtcdBinaries.patchVersion(
+                io.etcdmemberagent.testing.EtcdBinaries.primary())
+            + " cluster loaded with "
             + settings.learnerMegabytes()
             + " MB, a fourth member added as a learner by `join` and started. Delay = from our rule"
             + " first holding (learner answers Status, leader raftIndex − learner applied ≤ 5000,"

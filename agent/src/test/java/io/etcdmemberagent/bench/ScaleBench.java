@@ -30,7 +30,10 @@ final class ScaleBench {
     Duration window = settings.scaleWindow();
     report.section(
         "Cost per agent as the cluster grows",
-        "An etcd 3.5 cluster of N members with one agent next to each (poll 1s, --kube=off, the"
+        "An etcd "
+            + io.etcdmemberagent.testing.EtcdBinaries.patchVersion(
+                io.etcdmemberagent.testing.EtcdBinaries.primary())
+            + " cluster of N members with one agent next to each (poll 1s, --kube=off, the"
             + " image's JVM flags without the archive), all on this machine; after every agent is"
             + " ready and a warm-up of "
             + warmUp(window).toSeconds()

@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -230,31 +231,15 @@ class ChartOnNodeE2E {
           .as("the agent's JVM maps /app/etcd-member-agent.aot")
           .contains("/app/etcd-member-agent.aot");
     }
-    JsonObject summary =
-        com.google.gson.JsonParser.parseString(
-                node.kubectl(
-                    "get", "--raw", "/api/v1/nodes/" + KubeNode.NAME + "/proxy/stats/summary"))
-            .getAsJsonObject();
     long limit = 256L * 1024 * 1024;
-    int agents = 0;
-    for (JsonElement p : summary.getAsJsonArray("pods")) {
-      JsonObject pod = p.getAsJsonObject();
-      if (!pod.getAsJsonObject("podRef").get("namespace").getAsString().equals(NS)) {
-        continue;
-      }
-      for (JsonElement c : pod.getAsJsonArray("containers")) {
-        JsonObject container = c.getAsJsonObject();
-        if (container.get("name").getAsString().equals("agent")) {
-          long workingSet = container.getAsJsonObject("memory").get("workingSetBytes").getAsLong();
+    Map<String, Long> workingSets = node.workingSets(NS, "agent");
+    workingSets.forEach(
+        (pod, bytes) -> {
           System.out.printf(
-              "[node] %s agent working set %.1f MiB (limit 256 MiB)%n",
-              pod.getAsJsonObject("podRef").get("name").getAsString(), workingSet / 1048576.0);
-          assertThat(workingSet).isPositive().isLessThan(limit);
-          agents++;
-        }
-      }
-    }
-    assertThat(agents).isEqualTo(3);
+              "[node] %s agent working set %.1f MiB (limit 256 MiB)%n", pod, bytes / 1048576.0);
+          assertThat(bytes).as(pod).isPositive().isLessThan(limit);
+        });
+    assertThat(workingSets).hasSize(3);
   }
 
   /** What the runtime says of a container ({@code crictl inspect}): its spec, its process. */

@@ -171,6 +171,33 @@ public final class KubeNode {
     return must("crictl", 60, args);
   }
 
+  /**
+   * The working set of every container named {@code container} in {@code namespace}, by Pod name,
+   * in bytes: the memory the kubelet counts against the limit (its {@code /stats/summary}).
+   */
+  public Map<String, Long> workingSets(String namespace, String container) {
+    Map<String, Long> bytes = new java.util.TreeMap<>();
+    JsonObject summary =
+        JsonParser.parseString(
+                kubectl("get", "--raw", "/api/v1/nodes/" + NAME + "/proxy/stats/summary"))
+            .getAsJsonObject();
+    for (var p : summary.getAsJsonArray("pods")) {
+      JsonObject ref = p.getAsJsonObject().getAsJsonObject("podRef");
+      if (!ref.get("namespace").getAsString().equals(namespace)) {
+        continue;
+      }
+      for (var c : p.getAsJsonObject().getAsJsonArray("containers")) {
+        JsonObject o = c.getAsJsonObject();
+        if (o.get("name").getAsString().equals(container)) {
+          bytes.put(
+              ref.get("name").getAsString(),
+              o.getAsJsonObject("memory").get("workingSetBytes").getAsLong());
+        }
+      }
+    }
+    return bytes;
+  }
+
   /** {@code kubectl get ... -o json}, parsed. */
   public JsonObject getJson(String... args) {
     List<String> all = new ArrayList<>(List.of("get"));
