@@ -37,48 +37,50 @@ class BenchmarkE2E {
     Report report = new Report();
     List<String> only = List.of(System.getProperty("bench.only", "").split(","));
     boolean all = only.equals(List.of(""));
-    if (all || only.contains("detection")) {
-      timed("detection", () -> new DetectionBench(settings, dir).run(report));
+    // the tables measured so far are written even when a later part fails: a full run is long
+    try {
+      if (all || only.contains("detection")) {
+        timed("detection", () -> new DetectionBench(settings, dir).run(report));
+      }
+      if (all || only.contains("promotion")) {
+        timed("promotion", () -> new PromotionBench(settings, dir).run(report));
+      }
+      if (all || only.contains("load")) {
+        timed("load", () -> new LoadBench(settings, dir).run(report));
+      }
+      if (all || only.contains("latency")) {
+        timed("latency", () -> new LatencyBench(settings, dir).run(report));
+      }
+      if (all || only.contains("scale")) {
+        timed("scale", () -> new ScaleBench(settings).run(report));
+      }
+      if (all || only.contains("footprint")) {
+        timed("footprint", () -> new FootprintBench(settings, dir).run(report));
+      }
+      if ((all || only.contains("node")) && KubeNode.available()) {
+        timed(
+            "node",
+            () -> {
+              try (EtcdTestClient client = new EtcdTestClient()) {
+                new NodeBench(settings, client).run(report);
+              }
+            });
+      }
+    } finally {
+      String header =
+          "<!-- bench mode "
+              + settings.mode()
+              + ", "
+              + settings.runs()
+              + " run(s) per figure, java "
+              + System.getProperty("java.version")
+              + " -->\n";
+      String markdown = report.markdown(header);
+      Path out = Path.of("target", "bench", "results-" + settings.mode() + ".md");
+      Files.createDirectories(out.getParent());
+      Files.writeString(out, markdown);
+      System.out.println(markdown);
     }
-    if (all || only.contains("promotion")) {
-      timed("promotion", () -> new PromotionBench(settings, dir).run(report));
-    }
-    if (all || only.contains("load")) {
-      timed("load", () -> new LoadBench(settings, dir).run(report));
-    }
-    if (all || only.contains("latency")) {
-      timed("latency", () -> new LatencyBench(settings, dir).run(report));
-    }
-    if (all || only.contains("scale")) {
-      timed("scale", () -> new ScaleBench(settings).run(report));
-    }
-    if (all || only.contains("footprint")) {
-      timed("footprint", () -> new FootprintBench(settings, dir).run(report));
-    }
-    if ((all || only.contains("node")) && KubeNode.available()) {
-      timed(
-          "node",
-          () -> {
-            try (EtcdTestClient client = new EtcdTestClient()) {
-              new NodeBench(settings, client).run(report);
-            }
-          });
-    }
-
-    String header =
-        "<!-- bench mode "
-            + settings.mode()
-            + ", "
-            + settings.runs()
-            + " run(s) per figure, java "
-            + System.getProperty("java.version")
-            + " -->\n";
-    String markdown = report.markdown(header);
-    Path out = Path.of("target", "bench", "results-" + settings.mode() + ".md");
-    Files.createDirectories(out.getParent());
-    Files.writeString(out, markdown);
-    System.out.println(markdown);
-
     List<Report.Row> rows = report.rows();
     assertThat(rows).hasSizeGreaterThan(all ? 20 : 0);
     for (Report.Row row : rows) {
