@@ -2,7 +2,7 @@
 # Benchmarks of etcd-member-agent: detection, promotion delay and wrongful promotions side by
 # side with the peers' policies, load on etcd and the API server, HTTP latency under load,
 # start-up and steady-state footprint (JDK 17 / 25, default / tuned flags, CDS archive).
-# Real etcd 3.6 (the primary version) and the real jar, and the chart on the real node (kube-node.sh), on this machine. Takes about 45 minutes in full mode.
+# Real etcd 3.6 (the primary version) and the real jar, and the chart on the real node (kube-node.sh), on this machine. Takes about 65 minutes in full mode (20 of them the node).
 #
 #   test-e2e/bench.sh              # full: 5 runs per figure, 60 MB learner, 10 min steady window
 #   RUNS=3 STEADY=300 test-e2e/bench.sh
