@@ -1,12 +1,12 @@
 package io.etcdmemberagent;
 
-import io.etcdmemberagent.app.EventLog;
-import io.etcdmemberagent.app.JoinCommand;
 import io.etcdmemberagent.app.RunCommand;
+import io.etcdmemberagent.app.join.JoinCommand;
 import io.etcdmemberagent.config.ConfigException;
 import io.etcdmemberagent.config.JoinConfig;
 import io.etcdmemberagent.config.RunConfig;
 import io.etcdmemberagent.config.Subcommands;
+import io.etcdmemberagent.support.EventLog;
 import io.etcdmemberagent.support.Version;
 import java.util.Arrays;
 import java.util.List;

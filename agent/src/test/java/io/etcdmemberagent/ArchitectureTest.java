@@ -37,7 +37,12 @@ class ArchitectureTest {
         .resideInAPackage("io.etcdmemberagent.support..")
         .should()
         .onlyDependOnClassesThat()
-        .resideInAnyPackage("io.etcdmemberagent.support..", "java.lang..", "java.util..")
+        .resideInAnyPackage(
+            "io.etcdmemberagent.support..",
+            "java.lang..",
+            "java.util..",
+            "java.io..",
+            "java.time..")
         .check(CLASSES);
   }
 
@@ -77,6 +82,68 @@ class ArchitectureTest {
     libraryOnlyIn("com.google.gson..", "kube"); // client-java's JSON library, for answers
     libraryOnlyIn("org.bouncycastle..", "tls");
     libraryOnlyIn("com.sun.jna..", "disk");
+  }
+
+  static final String APP = "io.etcdmemberagent.app";
+
+  /**
+   * {@code app} wires three concerns, each in a package of its own: the poll (observe, decide,
+   * serve the verdict), publishing to Kubernetes, and changing the membership (promote, remove
+   * surplus members). Each decides through the core and reaches etcd and Kubernetes only through
+   * the core's interfaces; only the wiring in {@code app} and the {@code join} command know
+   * adapters. The poll hands promotions to the membership path; nothing else crosses between
+   * concerns.
+   */
+  @Test
+  void eachConcernUsesOnlyTheCoreTheSharedSupportAndWhatItHandsWorkTo() {
+    concernDependsOnlyOn("poll", "membership");
+    concernDependsOnlyOn("publish");
+    concernDependsOnlyOn("membership");
+  }
+
+  /** The commands are entry points: the wiring never reaches into {@code join}, nor the reverse. */
+  @Test
+  void theRunWiringAndTheJoinCommandStayApart() {
+    noClasses()
+        .that()
+        .resideInAPackage(APP)
+        .should()
+        .dependOnClassesThat()
+        .resideInAPackage(APP + ".join..")
+        .check(CLASSES);
+    noClasses()
+        .that()
+        .resideInAPackage(APP + ".join..")
+        .should()
+        .dependOnClassesThat()
+        .resideInAnyPackage(APP + ".poll..", APP + ".membership..")
+        .check(CLASSES);
+    noClasses()
+        .that()
+        .resideOutsideOfPackage(APP + "..")
+        .and()
+        .doNotHaveFullyQualifiedName("io.etcdmemberagent.Main")
+        .should()
+        .dependOnClassesThat()
+        .resideInAPackage(APP + "..")
+        .check(CLASSES);
+  }
+
+  private static void concernDependsOnlyOn(String concern, String... handsWorkTo) {
+    java.util.List<String> allowed = new java.util.ArrayList<>();
+    allowed.add(APP + "." + concern + "..");
+    for (String other : handsWorkTo) {
+      allowed.add(APP + "." + other + "..");
+    }
+    allowed.addAll(
+        java.util.List.of("io.etcdmemberagent.core..", "io.etcdmemberagent.support..", "java.."));
+    classes()
+        .that()
+        .resideInAPackage(APP + "." + concern + "..")
+        .should()
+        .onlyDependOnClassesThat()
+        .resideInAnyPackage(allowed.toArray(String[]::new))
+        .check(CLASSES);
   }
 
   /** The shaded jar leaves out client-java's generated API and models (agent/pom.xml). */

@@ -1,5 +1,6 @@
 package io.etcdmemberagent.app;
 
+import io.etcdmemberagent.app.poll.PollLoop;
 import io.etcdmemberagent.core.Check;
 import io.etcdmemberagent.core.CheckNames;
 import io.etcdmemberagent.core.Freshness;

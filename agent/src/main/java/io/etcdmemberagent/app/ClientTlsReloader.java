@@ -2,6 +2,7 @@ package io.etcdmemberagent.app;
 
 import io.etcdmemberagent.core.AgentMetrics;
 import io.etcdmemberagent.etcd.ClientTls;
+import io.etcdmemberagent.support.EventLog;
 import io.etcdmemberagent.tls.ClientTlsFiles;
 import io.etcdmemberagent.tls.ClientTlsMaterial;
 import io.etcdmemberagent.tls.TlsFileException;
@@ -19,7 +20,7 @@ import java.util.function.Consumer;
  * etcd gateway; broken new files leave the last good material in use and are reported (log line
  * once per distinct problem, metric, /status) until they are fixed.
  */
-final class ClientTlsReloader {
+public final class ClientTlsReloader {
 
   private final ClientTlsFiles files;
   private final Consumer<ClientTls> gateway;
@@ -33,7 +34,7 @@ final class ClientTlsReloader {
   private volatile Optional<String> failure = Optional.empty();
   private volatile Map<String, Object> status = Map.of();
 
-  ClientTlsReloader(
+  public ClientTlsReloader(
       ClientTlsFiles files,
       ClientTlsMaterial initial,
       Consumer<ClientTls> gateway,
@@ -52,7 +53,8 @@ final class ClientTlsReloader {
   }
 
   /** Loads the files at start-up; a bad one stops the start (exit status 2) naming the flag. */
-  static ClientTlsMaterial loadAtStart(ClientTlsFiles files) throws RunCommand.StartupException {
+  public static ClientTlsMaterial loadAtStart(ClientTlsFiles files)
+      throws RunCommand.StartupException {
     try {
       return files.load();
     } catch (TlsFileException e) {
@@ -60,12 +62,12 @@ final class ClientTlsReloader {
     }
   }
 
-  static ClientTls toGateway(ClientTlsMaterial m) {
+  public static ClientTls toGateway(ClientTlsMaterial m) {
     return new ClientTls(m.trusted(), m.chain(), m.key());
   }
 
   /** Checks the files if the interval has passed since the last check. */
-  void checkIfDue() {
+  public void checkIfDue() {
     if (System.nanoTime() - lastCheckNanos < interval.toNanos()) {
       return;
     }
@@ -126,7 +128,7 @@ final class ClientTlsReloader {
   }
 
   /** For /status: the certificate in use and the last reload problem, if any. */
-  Map<String, Object> status() {
+  public Map<String, Object> status() {
     return status;
   }
 }

@@ -5,10 +5,10 @@ import io.etcdmemberagent.etcd.EtcdLogin;
 import java.util.Optional;
 
 /** From the configured credentials to the etcd adapter's login (the adapters do not meet). */
-final class EtcdLogins {
+public final class EtcdLogins {
   private EtcdLogins() {}
 
-  static Optional<EtcdLogin> of(EtcdCredentials credentials) {
+  public static Optional<EtcdLogin> of(EtcdCredentials credentials) {
     return credentials.user().map(user -> new EtcdLogin(user, credentials.passwordFile().get()));
   }
 }

@@ -1,5 +1,15 @@
 package io.etcdmemberagent.app;
 
+import io.etcdmemberagent.app.membership.MembershipReader;
+import io.etcdmemberagent.app.membership.Promoter;
+import io.etcdmemberagent.app.membership.ScaleDownRound;
+import io.etcdmemberagent.app.membership.SurplusRemover;
+import io.etcdmemberagent.app.poll.PeerTlsMonitor;
+import io.etcdmemberagent.app.poll.PollLoop;
+import io.etcdmemberagent.app.poll.SnapshotCollector;
+import io.etcdmemberagent.app.poll.TransitionLog;
+import io.etcdmemberagent.app.publish.KubeSync;
+import io.etcdmemberagent.app.publish.MemberResourceSync;
 import io.etcdmemberagent.config.DiskSettings;
 import io.etcdmemberagent.config.GoDuration;
 import io.etcdmemberagent.config.KubeSettings;
@@ -12,10 +22,13 @@ import io.etcdmemberagent.core.DiskFacts;
 import io.etcdmemberagent.core.DiskPolicy;
 import io.etcdmemberagent.core.EventDetector;
 import io.etcdmemberagent.core.LearnerWatch;
+import io.etcdmemberagent.core.LocalObservation;
 import io.etcdmemberagent.core.MemberEvaluator;
 import io.etcdmemberagent.core.MemberReporter;
+import io.etcdmemberagent.core.MembershipCondition;
 import io.etcdmemberagent.core.PeerTlsEvaluator;
 import io.etcdmemberagent.core.PeerTlsPolicy;
+import io.etcdmemberagent.core.PodCondition;
 import io.etcdmemberagent.core.PollOutcome;
 import io.etcdmemberagent.core.PromotionPolicy;
 import io.etcdmemberagent.core.PromotionTracker;
@@ -25,7 +38,9 @@ import io.etcdmemberagent.etcd.GrpcEtcdGateway;
 import io.etcdmemberagent.http.HttpServer;
 import io.etcdmemberagent.kube.ClientJavaMemberResourceApi;
 import io.etcdmemberagent.kube.ClientJavaPodApi;
+import io.etcdmemberagent.kube.ClientJavaStatefulSetApi;
 import io.etcdmemberagent.metrics.MicrometerMetrics;
+import io.etcdmemberagent.support.EventLog;
 import io.etcdmemberagent.support.Version;
 import io.etcdmemberagent.tls.ClientTlsFiles;
 import io.etcdmemberagent.tls.ClientTlsMaterial;
@@ -35,7 +50,9 @@ import java.io.IOException;
 import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
@@ -67,6 +84,7 @@ public final class RunCommand {
   private KubeSync kube;
   private MemberResourceSync memberResource;
   private ClientTlsReloader tlsReloader;
+  private SurplusRemover remover;
   private final Map<String, String> env;
 
   /** {@code env}: the process environment, for in-cluster detection. */
@@ -127,13 +145,16 @@ public final class RunCommand {
           e);
     }
     if (kube != null) {
-      kube.start(DesiredConditions.starting());
+      kube.start(withMembership(DesiredConditions.starting()));
       kube.awaitFirstAttempt(config.kube().timeout().multipliedBy(2));
     }
     if (memberResource != null) {
       memberResource.start();
     }
     loop.start();
+    if (remover != null) {
+      remover.start(config.scaleDown().checkInterval());
+    }
     EventLog.info(
         "started",
         "etcdEndpoint",
@@ -239,6 +260,63 @@ public final class RunCommand {
             tlsReloader::checkIfDue,
             publisher());
     state = new AgentState(loop, clock, maxVerdictAge(), this::statusExtras);
+    if (podApi.isPresent() && config.scaleDown().enabled()) {
+      remover = surplusRemover(podApi.get());
+    }
+  }
+
+  /** The scale-down rule's two paths, on this member's StatefulSet. */
+  private SurplusRemover surplusRemover(ClientJavaPodApi pods) {
+    ClientJavaStatefulSetApi statefulSet = new ClientJavaStatefulSetApi(pods, clock);
+    List<String> endpoints = new ArrayList<>(List.of(config.etcdEndpoint().toString()));
+    config.clusterEndpoints().forEach(u -> endpoints.add(u.toString()));
+    MemberResourceSync resource = memberResource;
+    return new SurplusRemover(
+        new ScaleDownRound(etcd, endpoints, statefulSet, clock),
+        this::ownMemberId,
+        this::leading,
+        statefulSet,
+        metrics,
+        kube::event,
+        t -> {
+          if (resource != null) {
+            resource.transition(t);
+          }
+        },
+        clock);
+  }
+
+  /** The Pod's conditions with {@code membership-settled}, from the scale-down rule's last word. */
+  private List<PodCondition> withMembership(List<PodCondition> conditions) {
+    List<PodCondition> all = new ArrayList<>(conditions);
+    SurplusRemover r = remover;
+    all.add(
+        r != null
+            ? MembershipCondition.of(r.lastDecision())
+            : MembershipCondition.off(
+                "removing surplus members is off (--remove-surplus-members=false)"));
+    return all;
+  }
+
+  /** This member's ID as the last poll knew it (0 before it ever answered). */
+  private long ownMemberId() {
+    return loop.latest()
+        .map(
+            o ->
+                o.snapshot().local() instanceof LocalObservation.Answered a
+                    ? a.status().memberId()
+                    : o.snapshot().rememberedMemberId())
+        .orElse(0L);
+  }
+
+  /** Whether the last poll found this member leading. */
+  private boolean leading() {
+    return loop.latest()
+        .map(
+            o ->
+                o.snapshot().local() instanceof LocalObservation.Answered a
+                    && a.status().isLeader())
+        .orElse(false);
   }
 
   private String kubeDescription() {
@@ -315,7 +393,8 @@ public final class RunCommand {
     MemberReporter reporter = new MemberReporter(Version.current(), config.disk().quotaBytes());
     return outcome -> {
       kube.offer(
-          DesiredConditions.from(outcome.verdict(), outcome.progress()), events.observe(outcome));
+          withMembership(DesiredConditions.from(outcome.verdict(), outcome.progress())),
+          events.observe(outcome));
       if (memberResource != null) {
         memberResource.offer(reporter.observe(outcome));
       }
@@ -356,6 +435,9 @@ public final class RunCommand {
     if (memberResource != null) {
       extras.put("memberResource", memberResource.status());
     }
+    if (remover != null) {
+      extras.put("scaleDown", remover.status());
+    }
     return extras;
   }
 
@@ -372,13 +454,21 @@ public final class RunCommand {
     if (state != null) {
       state.beginShutdown();
     }
+    if (remover != null) {
+      try {
+        remover.onTermination(config.scaleDown().budget());
+      } catch (RuntimeException e) {
+        EventLog.warn("scale-down-fast-path-failed", "error", e.toString());
+      }
+    }
     closeQuietly();
     EventLog.info("stopped");
     stopped.countDown();
   }
 
   private void closeQuietly() {
-    for (AutoCloseable c : new AutoCloseable[] {loop, kube, memberResource, http, etcd, metrics}) {
+    for (AutoCloseable c :
+        new AutoCloseable[] {remover, loop, kube, memberResource, http, etcd, metrics}) {
       if (c == null) {
         continue;
       }

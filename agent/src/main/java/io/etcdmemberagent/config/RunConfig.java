@@ -22,6 +22,7 @@ public record RunConfig(
     TlsFiles tls,
     EtcdCredentials credentials,
     PeerTlsSettings peerTls,
+    ScaleDownSettings scaleDown,
     boolean noSpaceFailsReadiness,
     int readySuccessThreshold,
     Duration exitAfter,
@@ -148,6 +149,20 @@ public record RunConfig(
                       "5m",
                       "re-read the Pod this often and restore our conditions if something removed them"),
                   new Flag(
+                      "remove-surplus-members",
+                      "true",
+                      "remove this StatefulSet's surplus members (ordinal at or above replicas) one at a"
+                          + " time by the scale-down rule; false: never"),
+                  new Flag(
+                      "scale-down-check-interval",
+                      "30s",
+                      "how often the leader's agent looks for surplus members whose Pods are gone"),
+                  new Flag(
+                      "scale-down-budget",
+                      "20s",
+                      "on SIGTERM, how long a surplus member's agent keeps trying to remove its member"
+                          + " (below the Pod's terminationGracePeriodSeconds)"),
+                  new Flag(
                       "down-event-after",
                       "30s",
                       "post a LocalMemberDown event when the local etcd has not answered this long"),
@@ -196,6 +211,10 @@ public record RunConfig(
         tls,
         EtcdCredentials.parse(v),
         peerTls(v),
+        new ScaleDownSettings(
+            v.bool("remove-surplus-members"),
+            v.positiveDuration("scale-down-check-interval"),
+            v.positiveDuration("scale-down-budget")),
         v.bool("nospace-fails-readiness"),
         v.intBetween("ready-success-threshold", 1, 100),
         v.duration("exit-after"),

@@ -25,6 +25,9 @@ public interface AgentMetrics {
 
         @Override
         public void recordCertificateExpiry(String certificate, java.time.Instant notAfter) {}
+
+        @Override
+        public void recordRemoval(String reason, String result) {}
       };
 
   void recordPoll(PollOutcome outcome);
@@ -45,4 +48,10 @@ public interface AgentMetrics {
 
   /** When a certificate in use ({@code client}) stops being valid. */
   void recordCertificateExpiry(String certificate, java.time.Instant notAfter);
+
+  /**
+   * One act of the scale-down rule: {@code reason} is its path ({@code scale-down}, {@code
+   * scale-down-catch-up}), {@code result} removed, already-removed, leader-moved or failed.
+   */
+  void recordRemoval(String reason, String result);
 }

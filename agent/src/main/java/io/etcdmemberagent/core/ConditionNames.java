@@ -8,6 +8,7 @@ public final class ConditionNames {
   public static final String ALARMS_CLEAR = "alarms-clear";
   public static final String PEER_TLS = "peer-tls";
   public static final String DISK_HEALTHY = "disk-healthy";
+  public static final String MEMBERSHIP_SETTLED = "membership-settled";
 
   private ConditionNames() {}
 }

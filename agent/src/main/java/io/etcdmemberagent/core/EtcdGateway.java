@@ -27,8 +27,18 @@ public interface EtcdGateway extends AutoCloseable {
   /** {@code MemberAdd} of a learner with these peer URLs; the answer carries the new list. */
   AddAnswer addLearner(String endpoint, java.util.List<String> peerUrls);
 
-  /** {@code MemberRemove}: only ever called with this member's own id. */
+  /**
+   * {@code MemberRemove}: this member's own id ({@code join} replacing a lost volume), or a surplus
+   * member by the scale-down rule. Removing an id no longer in the list answers an {@code Error}
+   * with code {@code NOT_FOUND}: harmless.
+   */
   ChangeAnswer removeMember(String endpoint, long memberId);
+
+  /**
+   * {@code MoveLeader} to {@code transfereeId}, sent to the leader's own client URL (a follower
+   * answers that it is not the leader). Only for a surplus leader, by the scale-down rule.
+   */
+  ChangeAnswer moveLeader(String leaderEndpoint, long transfereeId);
 
   @Override
   void close();

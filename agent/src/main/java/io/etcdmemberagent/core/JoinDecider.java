@@ -1,6 +1,7 @@
 package io.etcdmemberagent.core;
 
 import java.util.Optional;
+import java.util.OptionalInt;
 
 /**
  * Decides {@code join}'s next step. Only this member's own entry is ever added or removed; only the
@@ -30,7 +31,55 @@ public final class JoinDecider {
     return afterAdd.members().stream().filter(m -> m.id() != selfId && !m.started()).findFirst();
   }
 
+  /**
+   * The data dir holds a member the cluster no longer lists: etcd would refuse to start on it ("the
+   * member has been permanently removed from the cluster"). Only a StatefulSet that wants this
+   * ordinal again lets its data be set aside; otherwise a person decides.
+   */
+  private static JoinPlan removedMember(JoinFacts facts, long removedId) {
+    String what =
+        "the data dir holds member "
+            + Long.toHexString(removedId)
+            + ", which the cluster no longer lists (removed)";
+    if (!(facts.target() instanceof ScaleTarget.Replicas target)) {
+      return new JoinPlan.Fail(
+          what
+              + "; without a StatefulSet to say this member is wanted again, a person decides:"
+              + " move the data dir's member/ directory aside and join again as a new learner");
+    }
+    OptionalInt ordinal = ScaleDownRule.ordinal(target.statefulSet(), facts.name());
+    if (ordinal.isEmpty()) {
+      return new JoinPlan.Fail(
+          what + "; " + facts.name() + " is not a Pod of StatefulSet " + target.statefulSet());
+    }
+    if (ordinal.getAsInt() >= target.replicas()) {
+      return new JoinPlan.Fail(
+          what
+              + "; its ordinal "
+              + ordinal.getAsInt()
+              + " is still surplus (replicas "
+              + target.replicas()
+              + "): it stays out");
+    }
+    return new JoinPlan.SetAsideRemovedData(removedId);
+  }
+
   public static JoinPlan decide(JoinFacts facts) {
+    if (facts.dataDir() instanceof DataDirMember.Identified held
+        && facts.membership() instanceof Membership.Known known
+        && known.byId(held.memberId()).isEmpty()) {
+      if (known.clusterId() != 0
+          && held.clusterId() != 0
+          && known.clusterId() != held.clusterId()) {
+        return new JoinPlan.Fail(
+            "the data dir belongs to cluster "
+                + Long.toHexString(held.clusterId())
+                + ", the cluster endpoints answer for cluster "
+                + Long.toHexString(known.clusterId())
+                + ": check --cluster-endpoints and the volume");
+      }
+      return removedMember(facts, held.memberId());
+    }
     if (facts.dataDirHasMember()) {
       return new JoinPlan.RestartFromData();
     }

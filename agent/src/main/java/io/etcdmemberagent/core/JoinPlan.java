@@ -6,6 +6,12 @@ public sealed interface JoinPlan {
   /** The data dir holds a member: etcd restarts from it; nothing to change in the cluster. */
   record RestartFromData() implements JoinPlan {}
 
+  /**
+   * The data dir's member was removed from the cluster (a scale-down) and the StatefulSet wants
+   * this ordinal again: move the old data aside (never deleted) and join as a new learner.
+   */
+  record SetAsideRemovedData(long removedId) implements JoinPlan {}
+
   /** This member is already in the list (added before, not started yet): start with it. */
   record Reuse(MemberInfo self) implements JoinPlan {}
 

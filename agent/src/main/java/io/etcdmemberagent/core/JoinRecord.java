@@ -35,6 +35,9 @@ public record JoinRecord(
     if (plan instanceof JoinPlan.Replace) {
       return "ReplacedLostMember";
     }
+    if (plan instanceof JoinPlan.SetAsideRemovedData) {
+      return "SetAsideRemovedData";
+    }
     if (plan instanceof JoinPlan.Bootstrap) {
       return "BootstrappedCluster";
     }

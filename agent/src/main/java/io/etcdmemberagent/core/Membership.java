@@ -6,9 +6,14 @@ import java.util.Optional;
 /** The member list as read through a voter in one poll, or why it could not be read. */
 public sealed interface Membership {
 
-  record Known(List<MemberInfo> members, String readFrom) implements Membership {
+  /** {@code clusterId}: from the answer's header, 0 when not known. */
+  record Known(List<MemberInfo> members, String readFrom, long clusterId) implements Membership {
     public Known {
       members = List.copyOf(members);
+    }
+
+    public Known(List<MemberInfo> members, String readFrom) {
+      this(members, readFrom, 0);
     }
 
     public Optional<MemberInfo> byId(long id) {

@@ -15,6 +15,7 @@ import io.etcd.jetcd.api.MemberListRequest;
 import io.etcd.jetcd.api.MemberListResponse;
 import io.etcd.jetcd.api.MemberPromoteRequest;
 import io.etcd.jetcd.api.MemberRemoveRequest;
+import io.etcd.jetcd.api.MoveLeaderRequest;
 import io.etcd.jetcd.api.StatusRequest;
 import io.etcd.jetcd.api.StatusResponse;
 import io.etcdmemberagent.core.AddAnswer;
@@ -153,7 +154,7 @@ public final class GrpcEtcdGateway implements EtcdGateway {
               ClusterGrpc::newBlockingStub,
               stub -> stub.memberList(MemberListRequest.getDefaultInstance()));
       List<MemberInfo> members = r.getMembersList().stream().map(GrpcEtcdGateway::member).toList();
-      return new Membership.Known(members, endpoint);
+      return new Membership.Known(members, endpoint, r.getHeader().getClusterId());
     } catch (StatusRuntimeException e) {
       return new Membership.Unknown("MemberList via " + endpoint + ": " + describe(e), failure(e));
     } catch (RuntimeException e) {
@@ -188,6 +189,22 @@ public final class GrpcEtcdGateway implements EtcdGateway {
     return change(
         endpoint,
         stub -> stub.memberRemove(MemberRemoveRequest.newBuilder().setID(memberId).build()));
+  }
+
+  @Override
+  public ChangeAnswer moveLeader(String leaderEndpoint, long transfereeId) {
+    try {
+      call(
+          leaderEndpoint,
+          MaintenanceGrpc::newBlockingStub,
+          stub ->
+              stub.moveLeader(MoveLeaderRequest.newBuilder().setTargetID(transfereeId).build()));
+      return new ChangeAnswer.Accepted();
+    } catch (StatusRuntimeException e) {
+      return new ChangeAnswer.Error(e.getStatus().getCode().name(), message(e));
+    } catch (RuntimeException e) {
+      return new ChangeAnswer.Error("UNKNOWN", e.toString());
+    }
   }
 
   @Override

@@ -134,6 +134,26 @@ public final class ClientJavaPodApi implements PodApi {
 
   @Override
   public KubeAnswer createEvent(String uid, PodEvent event) {
+    return postEvent(
+        api,
+        namespace,
+        podName,
+        Map.of(
+            "apiVersion", "v1",
+            "kind", "Pod",
+            "name", podName,
+            "namespace", namespace,
+            "uid", uid),
+        event);
+  }
+
+  /** POSTs an Event about {@code involvedObject}, reported by this agent's Pod. */
+  static KubeAnswer postEvent(
+      KubeHttp api,
+      String namespace,
+      String reportingPod,
+      Map<String, String> involvedObject,
+      PodEvent event) {
     String now = Instant.now().truncatedTo(ChronoUnit.SECONDS).toString();
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("apiVersion", "v1");
@@ -142,23 +162,16 @@ public final class ClientJavaPodApi implements PodApi {
         "metadata",
         Map.of(
             "name",
-            podName + "." + UUID.randomUUID().toString().substring(0, 13),
+            involvedObject.get("name") + "." + UUID.randomUUID().toString().substring(0, 13),
             "namespace",
             namespace));
-    body.put(
-        "involvedObject",
-        Map.of(
-            "apiVersion", "v1",
-            "kind", "Pod",
-            "name", podName,
-            "namespace", namespace,
-            "uid", uid));
+    body.put("involvedObject", involvedObject);
     body.put("type", event.type());
     body.put("reason", event.reason());
     body.put("message", event.message());
     body.put("source", Map.of("component", "etcd-member-agent"));
     body.put("reportingComponent", "etcd-member-agent.io/agent");
-    body.put("reportingInstance", podName);
+    body.put("reportingInstance", reportingPod);
     body.put("firstTimestamp", now);
     body.put("lastTimestamp", now);
     body.put("count", 1);

@@ -338,6 +338,18 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
   }
 
   @Override
+  public void recordRemoval(String reason, String result) {
+    Counter.builder(PREFIX + "member_removals")
+        .description(
+            "Acts of the scale-down rule (member removals, leadership moves) by path and result")
+        .tag("reason", reason)
+        .tag("result", result)
+        .register(registry)
+        .increment();
+    rendered.invalidate();
+  }
+
+  @Override
   public void recordPatch(String result, Duration took) {
     Counter.builder(PREFIX + "kube_patches")
         .description("pods/status patches by result")

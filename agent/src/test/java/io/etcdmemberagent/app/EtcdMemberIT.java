@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
+import io.etcdmemberagent.app.join.JoinCommand;
 import io.etcdmemberagent.config.JoinConfig;
 import io.etcdmemberagent.testing.AgentProcess;
 import io.etcdmemberagent.testing.EtcdBinaries;

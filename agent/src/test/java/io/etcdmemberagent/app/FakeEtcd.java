@@ -13,17 +13,20 @@ import java.util.List;
 import java.util.Map;
 
 /** An {@link EtcdGateway} answering from tables, recording every call in order. */
-final class FakeEtcd implements EtcdGateway {
-  final Map<String, LocalObservation> statuses = new HashMap<>();
-  final Map<String, Membership> lists = new HashMap<>();
+public final class FakeEtcd implements EtcdGateway {
+  public final Map<String, LocalObservation> statuses = new HashMap<>();
+  public final Map<String, Membership> lists = new HashMap<>();
+
+  /** Answers to remove calls, in order; accepted when empty. */
+  public final Deque<ChangeAnswer> removeAnswers = new ArrayDeque<>();
 
   /** Answers to promote calls, in order; accepted when empty. */
-  final Deque<ChangeAnswer> promoteAnswers = new ArrayDeque<>();
+  public final Deque<ChangeAnswer> promoteAnswers = new ArrayDeque<>();
 
   /** Applied to {@link #lists} when a promote is made (the server applies it). */
-  Runnable onPromote = () -> {};
+  public Runnable onPromote = () -> {};
 
-  final List<String> calls = new ArrayList<>();
+  public final List<String> calls = new ArrayList<>();
 
   @Override
   public LocalObservation status(String endpoint) {
@@ -52,7 +55,7 @@ final class FakeEtcd implements EtcdGateway {
   }
 
   /** Answers to add calls, in order; an error when empty (tests that add set them). */
-  final Deque<AddAnswer> addAnswers = new ArrayDeque<>();
+  public final Deque<AddAnswer> addAnswers = new ArrayDeque<>();
 
   @Override
   public AddAnswer addLearner(String endpoint, List<String> peerUrls) {
@@ -65,6 +68,12 @@ final class FakeEtcd implements EtcdGateway {
   @Override
   public ChangeAnswer removeMember(String endpoint, long memberId) {
     calls.add("remove " + endpoint + " " + memberId);
+    return removeAnswers.isEmpty() ? new ChangeAnswer.Accepted() : removeAnswers.removeFirst();
+  }
+
+  @Override
+  public ChangeAnswer moveLeader(String leaderEndpoint, long transfereeId) {
+    calls.add("move-leader " + leaderEndpoint + " " + transfereeId);
     return new ChangeAnswer.Accepted();
   }
 

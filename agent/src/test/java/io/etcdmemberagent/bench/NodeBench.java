@@ -1,7 +1,5 @@
 package io.etcdmemberagent.bench;
 
-import com.google.gson.JsonObject;
-import com.google.gson.JsonParser;
 import io.etcdmemberagent.testing.ChartRelease;
 import io.etcdmemberagent.testing.EtcdTestClient;
 import io.etcdmemberagent.testing.Http;
@@ -71,7 +69,7 @@ final class NodeBench {
     for (int run = 0; run < settings.runs(); run++) {
       String pod = db.pod(run % 3);
       String ip = db.podIps().get(pod);
-      String old = containerId(pod, "agent");
+      String old = node.containerId(NS, pod, "agent");
       node.crictl("stop", old);
       Instant live =
           firstInstant(
@@ -79,12 +77,12 @@ final class NodeBench {
       Instant ready =
           firstInstant(
               pod + " /readyz 200", () -> Http.statusOrMinusOne(ip, AGENT_PORT, "/readyz") == 200);
-      String now = containerId(pod, "agent");
+      String now = node.containerId(NS, pod, "agent");
       if (now.equals(old)) {
         throw new IllegalStateException(pod + ": the agent container was not restarted");
       }
       Instant started =
-          Instant.parse(inspect(now).getAsJsonObject("status").get("startedAt").getAsString());
+          Instant.parse(node.inspect(now).getAsJsonObject("status").get("startedAt").getAsString());
       livez.add(Duration.between(started, live).toNanos() / 1e6);
       readyz.add(Duration.between(started, ready).toNanos() / 1e6);
       db.awaitReadyVoters(3, Duration.ofMinutes(2));
@@ -112,7 +110,7 @@ final class NodeBench {
     for (int run = 0; run < settings.runs(); run++) {
       String pod = db.pod(run % 3);
       String ip = db.podIps().get(pod);
-      String pid = inspect(containerId(pod, "etcd")).get("pid").getAsString();
+      String pid = node.inspect(node.containerId(NS, pod, "etcd")).get("pid").getAsString();
       long t0 = System.nanoTime();
       signal("STOP", pid);
       double[] seen = {Double.NaN, Double.NaN, Double.NaN};
@@ -187,7 +185,7 @@ final class NodeBench {
     List<Long> pids = new ArrayList<>();
     List<Double> cpuBefore = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
-      long pid = inspect(containerId(db.pod(i), "agent")).get("pid").getAsLong();
+      long pid = node.inspect(node.containerId(NS, db.pod(i), "agent")).get("pid").getAsLong();
       pids.add(pid);
       cpuBefore.add(ProcessStats.cpuMillis(pid));
     }
@@ -221,32 +219,6 @@ final class NodeBench {
         variant,
         Stats.of(cpu).format("millicores"),
         "≤ 5 millicores");
-  }
-
-  private String containerId(String pod, String container) {
-    String[] ids =
-        node.crictl(
-                "ps",
-                "-q",
-                "--name",
-                "^" + container + "$",
-                "--label",
-                "io.kubernetes.pod.name=" + pod,
-                "--label",
-                "io.kubernetes.pod.namespace=" + NS)
-            .strip()
-            .split("\\s+");
-    if (ids.length != 1 || ids[0].isEmpty()) {
-      throw new IllegalStateException(pod + "/" + container + ": running containers " + ids.length);
-    }
-    return ids[0];
-  }
-
-  private JsonObject inspect(String containerId) {
-    JsonObject all = JsonParser.parseString(node.crictl("inspect", containerId)).getAsJsonObject();
-    JsonObject info = all.getAsJsonObject("info");
-    info.add("status", all.getAsJsonObject("status"));
-    return info;
   }
 
   /** The wall-clock instant the condition first held, sampled every few milliseconds. */

@@ -20,7 +20,74 @@ class JoinDeciderTest {
   static JoinFacts facts(
       boolean data, Membership m, boolean bootstrap, Duration noCluster, boolean replace) {
     return new JoinFacts(
-        "etcd-2", PEERS, data, m, bootstrap, noCluster, Duration.ofSeconds(30), replace);
+        "etcd-2",
+        PEERS,
+        data ? new DataDirMember.Unreadable("not read in this test") : new DataDirMember.Empty(),
+        m,
+        bootstrap,
+        noCluster,
+        Duration.ofSeconds(30),
+        replace,
+        new ScaleTarget.Replicas("etcd", 3));
+  }
+
+  static JoinFacts holding(long memberId, long clusterId, Membership m, ScaleTarget target) {
+    return new JoinFacts(
+        "etcd-2",
+        PEERS,
+        new DataDirMember.Identified(memberId, clusterId),
+        m,
+        false,
+        Duration.ZERO,
+        Duration.ofSeconds(30),
+        false,
+        target);
+  }
+
+  @Test
+  void aDataDirWhoseMemberIsStillListedRestartsFromIt() {
+    assertThat(JoinDecider.decide(holding(2, 0, TWO, new ScaleTarget.Replicas("etcd", 3))))
+        .isEqualTo(new JoinPlan.RestartFromData());
+  }
+
+  @Test
+  void aRemovedMembersDataIsSetAsideWhenTheStatefulSetWantsTheOrdinalAgain() {
+    assertThat(JoinDecider.decide(holding(9, 0, TWO, new ScaleTarget.Replicas("etcd", 3))))
+        .isEqualTo(new JoinPlan.SetAsideRemovedData(9));
+  }
+
+  @Test
+  void aRemovedMemberStaysOutWhileItsOrdinalIsSurplus() {
+    assertThat(JoinDecider.decide(holding(9, 0, TWO, new ScaleTarget.Replicas("etcd", 2))))
+        .isInstanceOfSatisfying(
+            JoinPlan.Fail.class, f -> assertThat(f.message()).contains("still surplus"));
+  }
+
+  @Test
+  void withoutAStatefulSetARemovedMembersDataIsLeftToAPerson() {
+    assertThat(JoinDecider.decide(holding(9, 0, TWO, new ScaleTarget.None("--kube=off"))))
+        .isInstanceOfSatisfying(
+            JoinPlan.Fail.class, f -> assertThat(f.message()).contains("a person decides"));
+    assertThat(JoinDecider.decide(holding(9, 0, TWO, new ScaleTarget.Replicas("other", 3))))
+        .isInstanceOf(JoinPlan.Fail.class);
+  }
+
+  @Test
+  void dataOfAnotherClusterIsNeverSetAside() {
+    Membership.Known cluster7 = new Membership.Known(TWO.members(), "c0", 7);
+    assertThat(JoinDecider.decide(holding(9, 8, cluster7, new ScaleTarget.Replicas("etcd", 3))))
+        .isInstanceOfSatisfying(
+            JoinPlan.Fail.class, f -> assertThat(f.message()).contains("belongs to cluster 8"));
+    assertThat(JoinDecider.decide(holding(9, 7, cluster7, new ScaleTarget.Replicas("etcd", 3))))
+        .isEqualTo(new JoinPlan.SetAsideRemovedData(9));
+  }
+
+  @Test
+  void withoutAnAnswerARemovedMemberIsNotAssumed() {
+    assertThat(
+            JoinDecider.decide(
+                holding(9, 0, new Membership.Unknown("down"), new ScaleTarget.Replicas("etcd", 3))))
+        .isEqualTo(new JoinPlan.RestartFromData());
   }
 
   static Membership.Known with(MemberInfo self) {

@@ -197,7 +197,7 @@ class ChartOnNodeE2E {
           node.crictl("ps", "-q", "--name", "^" + container + "$", "--namespace", NS)
               .strip()
               .split("\\s+")) {
-        JsonObject info = info(node, id);
+        JsonObject info = node.inspect(id);
         JsonObject spec = info.getAsJsonObject("runtimeSpec");
         assertThat(spec.getAsJsonObject("process").getAsJsonObject("user").get("uid").getAsInt())
             .as("%s runs as 65532", container)
@@ -226,7 +226,7 @@ class ChartOnNodeE2E {
       throws Exception {
     for (String id :
         node.crictl("ps", "-q", "--name", "^agent$", "--namespace", NS).strip().split("\\s+")) {
-      int pid = info(node, id).get("pid").getAsInt();
+      int pid = node.inspect(id).get("pid").getAsInt();
       assertThat(Files.readString(Path.of("/proc", Integer.toString(pid), "maps")))
           .as("the agent's JVM maps /app/etcd-member-agent.aot")
           .contains("/app/etcd-member-agent.aot");
@@ -243,12 +243,6 @@ class ChartOnNodeE2E {
   }
 
   /** What the runtime says of a container ({@code crictl inspect}): its spec, its process. */
-  private static JsonObject info(KubeNode node, String containerId) {
-    return com.google.gson.JsonParser.parseString(node.crictl("inspect", containerId))
-        .getAsJsonObject()
-        .getAsJsonObject("info");
-  }
-
   private static String statusLine(int pid, String key) {
     try {
       return Files.readAllLines(Path.of("/proc", Integer.toString(pid), "status")).stream()

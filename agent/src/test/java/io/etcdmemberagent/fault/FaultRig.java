@@ -204,20 +204,8 @@ final class FaultRig implements AutoCloseable {
   History.Snapshot assertInvariants(long ownMemberId, long maxLag) {
     // the test has just seen its own answer from /readyz; the recorder must see it too before it
     // stops, or a return to ready in the last 50 ms would read as "never came back"
-    long asked = System.nanoTime();
-    long lastMark =
-        recorder.history().snapshot().marks().stream()
-            .mapToLong(History.Mark::atNanos)
-            .max()
-            .orElse(0);
-    Poll.until(
-        "/readyz sampled after the test's last look and for a while after the last mark",
-        Duration.ofSeconds(10),
-        () ->
-            recorder.history().snapshot().verdicts().stream()
-                .anyMatch(v -> v.atNanos() > Math.max(asked, lastMark + 500_000_000L)));
-    recorder.close();
-    History.Snapshot h = recorder.history().snapshot();
+    History.Snapshot h =
+        recorder.closeAfterLastMark(Duration.ofSeconds(10), System.nanoTime(), false);
     Invariants.convergenceTimes(h).forEach(t -> System.out.println("[fault] " + t));
     List<String> violations = new ArrayList<>();
     violations.addAll(invariants.readyOnlyForAHealthyVoter(h));

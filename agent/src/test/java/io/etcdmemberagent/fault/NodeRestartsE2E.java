@@ -143,7 +143,7 @@ class NodeRestartsE2E {
       Invariants invariants = new Invariants(DETECTION, CONVERGENCE, PUBLICATION);
       List<String> violations = new ArrayList<>();
       for (int i = 0; i < 3; i++) {
-        History.Snapshot h = finish(recorders.get(i));
+        History.Snapshot h = recorders.get(i).closeAfterLastMark(CONVERGENCE, 0, true);
         String pod = db.pod(i);
         Invariants.convergenceTimes(h).forEach(t -> System.out.println("[node] " + pod + " " + t));
         violations.addAll(prefixed(db.pod(i), invariants.readyOnlyForAHealthyVoter(h)));
@@ -244,27 +244,6 @@ class NodeRestartsE2E {
       }
     }
     return found;
-  }
-
-  /**
-   * Stops the recorder once it has sampled /readyz for a while after the last mark, as FaultRig
-   * does: closed at once, the history after the last mark was a few milliseconds long, and a member
-   * not ready in them read as "not ready again" (seen once in a CI run).
-   */
-  private static History.Snapshot finish(Recorder recorder) {
-    long lastMark =
-        recorder.history().snapshot().marks().stream()
-            .mapToLong(History.Mark::atNanos)
-            .max()
-            .orElse(0);
-    Poll.until(
-        "/readyz sampled for a while after the last mark",
-        CONVERGENCE,
-        () ->
-            recorder.history().snapshot().verdicts().stream()
-                .anyMatch(v -> v.ready() && v.atNanos() > lastMark + 500_000_000L));
-    recorder.close();
-    return recorder.history().snapshot();
   }
 
   private static void mark(List<Recorder> recorders, History.Kind kind, String label) {

@@ -65,6 +65,27 @@ final class Recorder implements AutoCloseable {
     return "";
   }
 
+  /**
+   * Stops once /readyz was sampled more than 500 ms after the last mark and after {@code
+   * notBeforeNanos} (and answered ready, when {@code ready}): closed at once, the history after the
+   * last fault is a few milliseconds long, and a member not ready in them reads as "never ready
+   * again".
+   */
+  History.Snapshot closeAfterLastMark(
+      java.time.Duration limit, long notBeforeNanos, boolean ready) {
+    long lastMark =
+        history.snapshot().marks().stream().mapToLong(History.Mark::atNanos).max().orElse(0);
+    long after = Math.max(notBeforeNanos, lastMark + 500_000_000L);
+    io.etcdmemberagent.testing.Poll.until(
+        "/readyz sampled for a while after the last mark",
+        limit,
+        () ->
+            history.snapshot().verdicts().stream()
+                .anyMatch(v -> (v.ready() || !ready) && v.atNanos() > after));
+    close();
+    return history.snapshot();
+  }
+
   History history() {
     return history;
   }

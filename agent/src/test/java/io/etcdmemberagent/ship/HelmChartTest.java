@@ -243,6 +243,7 @@ class HelmChartTest {
         .containsExactlyInAnyOrder(
             tuple(List.of(""), List.of("pods"), List.of("get")),
             tuple(List.of(""), List.of("pods/status"), List.of("patch")),
+            tuple(List.of("apps"), List.of("statefulsets"), List.of("get")),
             tuple(List.of(""), List.of("events"), List.of("create")),
             tuple(
                 List.of("etcd-member-agent.io"), List.of("etcdmembers"), List.of("get", "create")),
@@ -251,7 +252,8 @@ class HelmChartTest {
     V1Role without = render(t -> t.set("agent.memberResource", "off")).one(V1Role.class);
     assertThat(without.getRules())
         .as("--member-resource=off needs no EtcdMember permission")
-        .allSatisfy(rule -> assertThat(rule.getApiGroups()).containsExactly(""));
+        .allSatisfy(rule -> assertThat(rule.getApiGroups()).containsAnyOf("", "apps"))
+        .noneMatch(rule -> rule.getResources().stream().anyMatch(r -> r.startsWith("etcdmembers")));
     V1Role otherGroup =
         render(t -> t.set("agent.conditionPrefix", "etcd.example.com")).one(V1Role.class);
     assertThat(otherGroup.getRules())

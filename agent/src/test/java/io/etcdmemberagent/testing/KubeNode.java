@@ -198,6 +198,40 @@ public final class KubeNode {
     return bytes;
   }
 
+  /** The running container's ID, by its Pod and name (one expected). */
+  public String containerId(String namespace, String pod, String container) {
+    String[] ids =
+        crictl(
+                "ps",
+                "-q",
+                "--name",
+                "^" + container + "$",
+                "--label",
+                "io.kubernetes.pod.name=" + pod,
+                "--label",
+                "io.kubernetes.pod.namespace=" + namespace)
+            .strip()
+            .split("\\s+");
+    if (ids.length != 1 || ids[0].isEmpty()) {
+      throw new IllegalStateException(
+          namespace + "/" + pod + "/" + container + ": running containers " + ids.length);
+    }
+    return ids[0];
+  }
+
+  /** {@code crictl inspect}'s {@code info} (pid, runtimeSpec), with its {@code status} added. */
+  public JsonObject inspect(String containerId) {
+    JsonObject all = JsonParser.parseString(crictl("inspect", containerId)).getAsJsonObject();
+    JsonObject info = all.getAsJsonObject("info");
+    info.add("status", all.getAsJsonObject("status"));
+    return info;
+  }
+
+  /** The host PID of the container's first process. */
+  public long containerPid(String namespace, String pod, String container) {
+    return inspect(containerId(namespace, pod, container)).get("pid").getAsLong();
+  }
+
   /** {@code kubectl get ... -o json}, parsed. */
   public JsonObject getJson(String... args) {
     List<String> all = new ArrayList<>(List.of("get"));

@@ -1,0 +1,194 @@
+package io.etcdmemberagent.app.membership;
+
+import io.etcdmemberagent.core.ChangeAnswer;
+import io.etcdmemberagent.core.EtcdGateway;
+import io.etcdmemberagent.core.LocalObservation;
+import io.etcdmemberagent.core.MemberInfo;
+import io.etcdmemberagent.core.Membership;
+import io.etcdmemberagent.core.RemovalAttempt;
+import io.etcdmemberagent.core.ScaleDownDecision;
+import io.etcdmemberagent.core.ScaleDownFacts;
+import io.etcdmemberagent.core.ScaleDownRule;
+import io.etcdmemberagent.core.ScaleDownTrigger;
+import io.etcdmemberagent.core.ScaleTarget;
+import io.etcdmemberagent.core.StatefulSetApi;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * One round of the scale-down rule: reads the StatefulSet's size, then (only when a member is
+ * surplus) the member list and every member's {@code Status}, decides in the core, and carries out
+ * a removal or a leadership move. Every read is fresh: a removal never rests on an old poll.
+ */
+public final class ScaleDownRound {
+
+  /** What one round decided, and what etcd answered when it acted. */
+  public record Result(ScaleDownDecision decision, Optional<RemovalAttempt> attempt) {}
+
+  private final EtcdGateway etcd;
+  private final List<String> endpoints;
+  private final StatefulSetApi statefulSet;
+  private final Clock clock;
+
+  /** {@code endpoints}: the local member's client URL first, then the cluster's. */
+  public ScaleDownRound(
+      EtcdGateway etcd, List<String> endpoints, StatefulSetApi statefulSet, Clock clock) {
+    this.etcd = etcd;
+    this.endpoints = List.copyOf(endpoints);
+    this.statefulSet = statefulSet;
+    this.clock = clock;
+  }
+
+  /** The fast path ({@code catchUp} false) or the catch-up path, for member {@code selfId}. */
+  public Result run(long selfId, boolean catchUp) {
+    ScaleTarget target = statefulSet.target();
+    Membership.Known members = new Membership.Known(List.of(), "");
+    if (target instanceof ScaleTarget.Replicas r && r.replicas() > 0) {
+      Optional<Membership.Known> read = readMembers();
+      if (read.isEmpty()) {
+        return new Result(
+            new ScaleDownDecision.Idle("MembersUnknown", "no voter answered MemberList"),
+            Optional.empty());
+      }
+      members = read.get();
+    }
+    Set<Long> healthy = new HashSet<>();
+    long leader = 0;
+    long leaderTerm = -1;
+    Set<String> podsWithAgents = new HashSet<>();
+    if (target instanceof ScaleTarget.Replicas r && hasSurplus(members, r)) {
+      for (MemberInfo m : members.members()) {
+        if (m.clientUrls().isEmpty()) {
+          continue;
+        }
+        if (etcd.status(m.clientUrls().get(0)) instanceof LocalObservation.Answered a) {
+          if (!a.status().learner() && a.status().leaderId() != 0) {
+            healthy.add(m.id());
+          }
+          if (a.status().leaderId() != 0 && a.status().raftTerm() > leaderTerm) {
+            leader = a.status().leaderId();
+            leaderTerm = a.status().raftTerm();
+          }
+        }
+      }
+      if (catchUp) {
+        for (MemberInfo m : members.members()) {
+          String pod = ScaleDownRule.podName(m);
+          if (ScaleDownRule.ordinal(r.statefulSet(), m).orElse(-1) >= r.replicas()
+              && statefulSet.agentMayAct(pod)) {
+            podsWithAgents.add(pod);
+          }
+        }
+      }
+    }
+    ScaleDownTrigger trigger =
+        catchUp
+            ? new ScaleDownTrigger.CatchUp(selfId, podsWithAgents)
+            : new ScaleDownTrigger.OwnPodTerminating(selfId);
+    ScaleDownDecision decision =
+        ScaleDownRule.decide(new ScaleDownFacts(target, members, leader, healthy, trigger));
+    return new Result(
+        decision,
+        act(
+            decision,
+            members,
+            leader,
+            healthy,
+            catchUp ? ScaleDownRule.CATCH_UP_PATH : ScaleDownRule.FAST_PATH));
+  }
+
+  private static boolean hasSurplus(Membership.Known members, ScaleTarget.Replicas r) {
+    return members.members().stream()
+        .anyMatch(m -> ScaleDownRule.ordinal(r.statefulSet(), m).orElse(-1) >= r.replicas());
+  }
+
+  private Optional<Membership.Known> readMembers() {
+    for (String endpoint : endpoints) {
+      if (etcd.memberList(endpoint) instanceof Membership.Known known) {
+        return Optional.of(known);
+      }
+    }
+    return Optional.empty();
+  }
+
+  private Optional<RemovalAttempt> act(
+      ScaleDownDecision decision,
+      Membership.Known members,
+      long leader,
+      Set<Long> healthy,
+      String path) {
+    if (decision instanceof ScaleDownDecision.Remove remove) {
+      return Optional.of(remove(remove, members, leader, healthy));
+    }
+    if (decision instanceof ScaleDownDecision.MoveLeader move) {
+      List<String> urls = move.leader().clientUrls();
+      ChangeAnswer answer =
+          urls.isEmpty()
+              ? new ChangeAnswer.Error("UNAVAILABLE", "the leader has no client URL")
+              : etcd.moveLeader(urls.get(0), move.toId());
+      return Optional.of(
+          attempt(
+              "move-leader",
+              move.leader(),
+              path,
+              answer instanceof ChangeAnswer.Accepted ? "leader-moved" : "failed",
+              answer instanceof ChangeAnswer.Error e
+                  ? e.code() + ": " + e.message()
+                  : "leadership to " + Long.toHexString(move.toId())));
+    }
+    return Optional.empty();
+  }
+
+  /** Sent through the staying voters, the leader first; never through the member removed. */
+  private RemovalAttempt remove(
+      ScaleDownDecision.Remove remove, Membership.Known members, long leader, Set<Long> healthy) {
+    Set<String> through = new LinkedHashSet<>();
+    members
+        .byId(leader)
+        .filter(l -> l.id() != remove.member().id())
+        .ifPresent(l -> through.addAll(l.clientUrls()));
+    for (MemberInfo m : members.members()) {
+      if (m.id() != remove.member().id() && !m.learner() && healthy.contains(m.id())) {
+        through.addAll(m.clientUrls());
+      }
+    }
+    List<String> errors = new ArrayList<>();
+    for (String endpoint : through) {
+      ChangeAnswer answer = etcd.removeMember(endpoint, remove.member().id());
+      if (answer instanceof ChangeAnswer.Accepted) {
+        return attempt(
+            "remove",
+            remove.member(),
+            remove.path(),
+            "removed",
+            "through " + endpoint + " while member " + Long.toHexString(leader) + " led");
+      }
+      ChangeAnswer.Error error = (ChangeAnswer.Error) answer;
+      if (error.code().equals("NOT_FOUND") || error.message().contains("member not found")) {
+        return attempt(
+            "remove", remove.member(), remove.path(), "already-removed", error.message());
+      }
+      errors.add(endpoint + ": " + error.code() + ": " + error.message());
+      if (!error.code().equals("UNAVAILABLE") && !error.code().equals("DEADLINE_EXCEEDED")) {
+        break; // etcd refused (for example its own quorum check): no other member says otherwise
+      }
+    }
+    return attempt(
+        "remove",
+        remove.member(),
+        remove.path(),
+        "failed",
+        errors.isEmpty() ? "no staying voter to send it through" : String.join("; ", errors));
+  }
+
+  private RemovalAttempt attempt(
+      String action, MemberInfo member, String path, String result, String detail) {
+    return new RemovalAttempt(
+        clock.instant(), action, member.id(), ScaleDownRule.podName(member), path, result, detail);
+  }
+}

@@ -1,0 +1,335 @@
+package io.etcdmemberagent.app.membership;
+
+import io.etcdmemberagent.core.AgentMetrics;
+import io.etcdmemberagent.core.MemberRole;
+import io.etcdmemberagent.core.MemberTransition;
+import io.etcdmemberagent.core.PodEvent;
+import io.etcdmemberagent.core.RemovalAttempt;
+import io.etcdmemberagent.core.ScaleDownDecision;
+import io.etcdmemberagent.core.StatefulSetApi;
+import io.etcdmemberagent.support.EventLog;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+
+/**
+ * Runs the scale-down rule on its two paths. The catch-up path runs on a thread of its own every
+ * interval, and only while this member leads (so exactly one agent acts, and only the leader's
+ * agent reads the StatefulSet). The fast path runs once, on SIGTERM, before anything closes: a
+ * member that is not surplus returns at once; a surplus member's agent keeps trying until its own
+ * member is removed or its budget (inside the Pod's grace period) ends. Both paths share one lock,
+ * so this agent never has two removals in flight. Each act is counted, logged, and reported as an
+ * Event on the Pod and the StatefulSet and as a transition in the EtcdMember.
+ */
+public final class SurplusRemover implements AutoCloseable {
+
+  private static final Duration RETRY = Duration.ofSeconds(1);
+  private static final int HISTORY = 10;
+
+  private final ScaleDownRound round;
+  private final LongSupplier selfId;
+  private final java.util.function.BooleanSupplier leading;
+  private final StatefulSetApi statefulSet;
+  private final AgentMetrics metrics;
+  private final Consumer<PodEvent> podEvents;
+  private final Consumer<MemberTransition> transitions;
+  private final Clock clock;
+  private final Object lock = new Object();
+  private final Deque<RemovalAttempt> history = new ArrayDeque<>();
+  private final ScheduledExecutorService thread =
+      Executors.newSingleThreadScheduledExecutor(
+          r -> {
+            Thread t = new Thread(r, "scale-down");
+            t.setDaemon(true);
+            return t;
+          });
+  private static final ScaleDownDecision NOT_LEADING =
+      new ScaleDownDecision.Idle(
+          "NotTheLeader",
+          "the leader's agent checks for surplus members; this member does not lead");
+  private volatile ScaleDownDecision last =
+      new ScaleDownDecision.Idle("NotChecked", "no round has run yet");
+  private volatile Instant lastAt = Instant.EPOCH;
+  private String lastLogged = "";
+  private String lastFailure = "";
+
+  public SurplusRemover(
+      ScaleDownRound round,
+      LongSupplier selfId,
+      java.util.function.BooleanSupplier leading,
+      StatefulSetApi statefulSet,
+      AgentMetrics metrics,
+      Consumer<PodEvent> podEvents,
+      Consumer<MemberTransition> transitions,
+      Clock clock) {
+    this.round = round;
+    this.selfId = selfId;
+    this.leading = leading;
+    this.statefulSet = statefulSet;
+    this.metrics = metrics;
+    this.podEvents = podEvents;
+    this.transitions = transitions;
+    this.clock = clock;
+  }
+
+  /** Starts the catch-up path: a round every {@code interval} while this member leads. */
+  public void start(Duration interval) {
+    thread.scheduleWithFixedDelay(
+        this::catchUp, interval.toMillis(), interval.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  private void catchUp() {
+    try {
+      if (selfId.getAsLong() != 0 && leading.getAsBoolean()) {
+        synchronized (lock) {
+          record(round.run(selfId.getAsLong(), true));
+        }
+      } else if (!(last instanceof ScaleDownDecision.Idle idle
+          && idle.reason().equals("NotTheLeader"))) {
+        last = NOT_LEADING;
+        lastAt = clock.instant();
+      }
+    } catch (RuntimeException e) {
+      EventLog.warn("scale-down-round-failed", "path", "catch-up", "error", e.toString());
+    }
+  }
+
+  /**
+   * The fast path, on SIGTERM: returns at once when this member is not surplus (a restart, a
+   * rollout, an eviction, an uninstall); otherwise retries until it is removed or {@code budget}
+   * ends.
+   */
+  public void onTermination(Duration budget) {
+    long self = selfId.getAsLong();
+    if (self == 0) {
+      EventLog.info("scale-down-skipped", "detail", "this member's ID was never learned");
+      return;
+    }
+    long deadline = System.nanoTime() + budget.toNanos();
+    while (true) {
+      ScaleDownRound.Result result;
+      try {
+        synchronized (lock) {
+          result = round.run(self, false);
+          record(result);
+        }
+      } catch (RuntimeException e) {
+        // a failed round is retried within the budget; the shutdown must go on whatever happens
+        EventLog.warn("scale-down-round-failed", "path", "fast", "error", e.toString());
+        result =
+            new ScaleDownRound.Result(
+                new ScaleDownDecision.Idle("RoundFailed", e.toString()),
+                java.util.Optional.empty());
+      }
+      ScaleDownDecision d = result.decision();
+      boolean done =
+          (d instanceof ScaleDownDecision.Idle idle && !idle.reason().equals("RoundFailed"))
+              || (d instanceof ScaleDownDecision.Remove
+                  && result.attempt().map(RemovalAttempt::removedOrGone).orElse(false));
+      if (done) {
+        return;
+      }
+      if (System.nanoTime() + RETRY.toNanos() > deadline) {
+        EventLog.warn(
+            "scale-down-fast-path-ended",
+            "detail",
+            "the termination budget ran out; the catch-up path of a staying member finishes",
+            "lastDecision",
+            describe(d));
+        return;
+      }
+      try {
+        Thread.sleep(RETRY.toMillis()); // the retry interval of a bounded loop, not a sync wait
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+  }
+
+  private void record(ScaleDownRound.Result result) {
+    last = result.decision();
+    lastAt = clock.instant();
+    String described = describe(result.decision());
+    if (!described.equals(lastLogged)) {
+      lastLogged = described;
+      if (result.decision() instanceof ScaleDownDecision.Blocked b) {
+        EventLog.warn("scale-down-blocked", "reason", b.reason(), "detail", b.message());
+        PodEvent event = PodEvent.warning(b.reason(), b.message());
+        podEvents.accept(event);
+        statefulSetEvent(event);
+      } else if (!(result.decision() instanceof ScaleDownDecision.Idle)) {
+        EventLog.info("scale-down-decision", "decision", described);
+      }
+    }
+    result.attempt().ifPresent(this::acted);
+  }
+
+  private void acted(RemovalAttempt a) {
+    synchronized (history) {
+      history.addFirst(a);
+      while (history.size() > HISTORY) {
+        history.removeLast();
+      }
+    }
+    metrics.recordRemoval(a.path(), a.result());
+    Object[] fields = {
+      "action", a.action(),
+      "memberId", Long.toHexString(a.memberId()),
+      "pod", a.pod(),
+      "path", a.path(),
+      "result", a.result(),
+      "detail", a.detail()
+    };
+    if (a.result().equals("failed")) {
+      EventLog.warn("scale-down-act-failed", fields);
+      String key = a.memberId() + "|" + a.detail();
+      if (key.equals(lastFailure)) {
+        return; // a retry failing the same way: logged and counted, not published again
+      }
+      lastFailure = key;
+    } else {
+      EventLog.info("scale-down-acted", fields);
+      lastFailure = "";
+    }
+    String reason =
+        switch (a.result()) {
+          case "removed" -> "SurplusMemberRemoved";
+          case "already-removed" -> "SurplusMemberAlreadyRemoved";
+          case "leader-moved" -> "SurplusLeaderMoved";
+          default -> "SurplusMemberRemovalFailed";
+        };
+    String message =
+        switch (a.action()) {
+              case "move-leader" -> "moved leadership away from surplus member ";
+              default -> "removed surplus member ";
+            }
+            + Long.toHexString(a.memberId())
+            + " ("
+            + a.pod()
+            + ") on the "
+            + a.path()
+            + " path: "
+            + a.result()
+            + ", "
+            + a.detail();
+    PodEvent event =
+        a.result().equals("failed")
+            ? PodEvent.warning(reason, message)
+            : PodEvent.normal(reason, message);
+    podEvents.accept(event);
+    statefulSetEvent(event);
+    transitions.accept(
+        new MemberTransition(
+            roleAfter(a),
+            reason,
+            message.length() > 1000 ? message.substring(0, 1000) : message,
+            a.at()));
+  }
+
+  /**
+   * This member's role after the act: the fast path acts on its own member (removed, or no longer
+   * leading); the catch-up path is the leader's agent acting on another member.
+   */
+  private static MemberRole roleAfter(RemovalAttempt a) {
+    if (a.path().equals(io.etcdmemberagent.core.ScaleDownRule.CATCH_UP_PATH)) {
+      return MemberRole.LEADER;
+    }
+    if (a.action().equals("move-leader")) {
+      return a.result().equals("leader-moved") ? MemberRole.FOLLOWER : MemberRole.LEADER;
+    }
+    return a.removedOrGone() ? MemberRole.NOT_A_MEMBER : MemberRole.UNKNOWN;
+  }
+
+  private void statefulSetEvent(PodEvent event) {
+    if (statefulSet.target() instanceof io.etcdmemberagent.core.ScaleTarget.Replicas r) {
+      statefulSet.createEvent(r.statefulSet(), event);
+    }
+  }
+
+  /** For {@code /status}: the last decision, when, and the last acts. */
+  public Map<String, Object> status() {
+    Map<String, Object> m = new LinkedHashMap<>();
+    ScaleDownDecision d = last;
+    m.put("decision", d.getClass().getSimpleName());
+    m.put("reason", reason(d));
+    m.put("detail", describe(d));
+    m.put("at", lastAt.equals(Instant.EPOCH) ? null : lastAt.toString());
+    List<Map<String, Object>> acts;
+    synchronized (history) {
+      acts =
+          history.stream()
+              .map(
+                  a -> {
+                    Map<String, Object> x = new LinkedHashMap<>();
+                    x.put("at", a.at().toString());
+                    x.put("action", a.action());
+                    x.put("memberId", Long.toHexString(a.memberId()));
+                    x.put("pod", a.pod());
+                    x.put("path", a.path());
+                    x.put("result", a.result());
+                    x.put("detail", a.detail());
+                    return x;
+                  })
+              .toList();
+    }
+    m.put("acts", acts);
+    return m;
+  }
+
+  /** The last decision, for the {@code scale-down} condition. */
+  public ScaleDownDecision lastDecision() {
+    return last;
+  }
+
+  static String reason(ScaleDownDecision d) {
+    if (d instanceof ScaleDownDecision.Idle i) {
+      return i.reason();
+    }
+    if (d instanceof ScaleDownDecision.Blocked b) {
+      return b.reason();
+    }
+    if (d instanceof ScaleDownDecision.AwaitTurn) {
+      return "SurplusAwaitingTurn";
+    }
+    if (d instanceof ScaleDownDecision.MoveLeader) {
+      return "SurplusLeaderMoving";
+    }
+    return "SurplusMemberRemoving";
+  }
+
+  static String describe(ScaleDownDecision d) {
+    if (d instanceof ScaleDownDecision.Idle i) {
+      return i.reason() + ": " + i.message();
+    }
+    if (d instanceof ScaleDownDecision.Blocked b) {
+      return b.reason() + ": " + b.message();
+    }
+    if (d instanceof ScaleDownDecision.AwaitTurn a) {
+      return "awaiting turn: " + a.message();
+    }
+    if (d instanceof ScaleDownDecision.MoveLeader m) {
+      return "move leadership from "
+          + Long.toHexString(m.leader().id())
+          + " to "
+          + Long.toHexString(m.toId());
+    }
+    ScaleDownDecision.Remove r = (ScaleDownDecision.Remove) d;
+    return "remove " + Long.toHexString(r.member().id()) + " (ordinal " + r.ordinal() + ")";
+  }
+
+  @Override
+  public void close() {
+    thread.shutdownNow();
+  }
+}

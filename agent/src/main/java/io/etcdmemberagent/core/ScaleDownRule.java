@@ -1,0 +1,199 @@
+package io.etcdmemberagent.core;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalInt;
+
+/**
+ * The scale-down rule, one rule for both paths. A member is surplus only when it belongs to the
+ * StatefulSet (its name, or before it started its peer URL's host, is {@code <statefulset>-<n>})
+ * and its ordinal is at or above {@code replicas}; {@code replicas: 0} is a pause and removes
+ * nothing, and without a StatefulSet nothing is surplus. Surplus members leave one at a time:
+ * learners first, then voters from the highest ordinal down, the leader last and only after
+ * leadership moved. A voter is removed only while every member that stays is a started, healthy
+ * voter, the voters left after the removal keep a healthy quorum, and it is not the last voter.
+ * Pure.
+ */
+public final class ScaleDownRule {
+
+  /** The metric's reason label of each path. */
+  public static final String FAST_PATH = "scale-down";
+
+  public static final String CATCH_UP_PATH = "scale-down-catch-up";
+
+  private ScaleDownRule() {}
+
+  public static ScaleDownDecision decide(ScaleDownFacts facts) {
+    if (!(facts.target() instanceof ScaleTarget.Replicas target)) {
+      return new ScaleDownDecision.Idle(
+          "NoStatefulSet", "nothing is surplus: " + ((ScaleTarget.None) facts.target()).reason());
+    }
+    if (target.replicas() == 0) {
+      return new ScaleDownDecision.Idle(
+          "Paused", "replicas 0 is a pause: every member and its data stay for the way back");
+    }
+    List<MemberInfo> surplus = surplusInOrder(facts, target);
+    if (surplus.isEmpty()) {
+      return new ScaleDownDecision.Idle(
+          "NoSurplusMember", "no member at or above ordinal " + target.replicas());
+    }
+    MemberInfo first = surplus.get(0);
+    ScaleDownTrigger trigger = facts.trigger();
+    if (trigger instanceof ScaleDownTrigger.OwnPodTerminating own) {
+      Optional<MemberInfo> self = facts.members().byId(own.selfId());
+      if (self.isEmpty()) {
+        return new ScaleDownDecision.Idle("AlreadyRemoved", "this member is no longer in the list");
+      }
+      if (!surplus.contains(self.get())) {
+        return new ScaleDownDecision.Idle(
+            "NotSurplus", "this member's ordinal is below replicas " + target.replicas());
+      }
+      if (first.id() != own.selfId()) {
+        return new ScaleDownDecision.AwaitTurn(
+            self.get(), first, label(first) + " leaves first (learners first, the leader last)");
+      }
+      return removeSafely(facts, target, first, FAST_PATH);
+    }
+    ScaleDownTrigger.CatchUp catchUp = (ScaleDownTrigger.CatchUp) trigger;
+    if (facts.leaderId() == 0 || facts.leaderId() != catchUp.selfId()) {
+      return new ScaleDownDecision.Idle("NotTheLeader", "the leader's agent catches up");
+    }
+    if (catchUp.podsWithAgents().contains(podName(first))) {
+      return new ScaleDownDecision.Idle(
+          "SurplusPodPresent", label(first) + " is removed by its own agent while its Pod runs");
+    }
+    return removeSafely(facts, target, first, CATCH_UP_PATH);
+  }
+
+  private static ScaleDownDecision removeSafely(
+      ScaleDownFacts facts, ScaleTarget.Replicas target, MemberInfo candidate, String path) {
+    int ordinal = ordinal(target.statefulSet(), candidate).orElseThrow();
+    if (candidate.learner()) {
+      return new ScaleDownDecision.Remove(candidate, ordinal, path);
+    }
+    List<MemberInfo> voters = facts.members().members().stream().filter(m -> !m.learner()).toList();
+    if (voters.size() <= 1) {
+      return new ScaleDownDecision.Blocked(
+          candidate, "SurplusLastVoter", label(candidate) + " is the last voter: never removed");
+    }
+    List<String> notReady = new ArrayList<>();
+    for (MemberInfo m : facts.members().members()) {
+      if (!isSurplus(target, m)
+          && (m.learner() || !m.started() || !facts.healthy().contains(m.id()))) {
+        notReady.add(label(m) + (m.learner() ? " (learner)" : m.started() ? "" : " (not started)"));
+      }
+    }
+    if (!notReady.isEmpty()) {
+      return new ScaleDownDecision.Blocked(
+          candidate,
+          "SurplusStayingMemberNotReady",
+          "removing "
+              + label(candidate)
+              + " waits until every member that stays is a started, healthy voter; not yet: "
+              + String.join(", ", notReady));
+    }
+    List<MemberInfo> votersAfter = voters.stream().filter(m -> m.id() != candidate.id()).toList();
+    long healthyAfter = votersAfter.stream().filter(m -> facts.healthy().contains(m.id())).count();
+    int quorumAfter = votersAfter.size() / 2 + 1;
+    if (healthyAfter < quorumAfter) {
+      return new ScaleDownDecision.Blocked(
+          candidate,
+          "SurplusQuorumAtRisk",
+          "after removing "
+              + label(candidate)
+              + ", "
+              + healthyAfter
+              + " of "
+              + votersAfter.size()
+              + " voters would be healthy, below the quorum of "
+              + quorumAfter);
+    }
+    if (candidate.id() == facts.leaderId()) {
+      return votersAfter.stream()
+          .filter(m -> !isSurplus(target, m) && facts.healthy().contains(m.id()))
+          .min(Comparator.comparingInt(m -> ordinal(target.statefulSet(), m).orElse(0)))
+          .<ScaleDownDecision>map(to -> new ScaleDownDecision.MoveLeader(candidate, to.id()))
+          .orElseGet(
+              () ->
+                  new ScaleDownDecision.Blocked(
+                      candidate,
+                      "SurplusQuorumAtRisk",
+                      "no healthy staying voter to hand leadership to"));
+    }
+    if (facts.leaderId() == 0) {
+      return new ScaleDownDecision.Blocked(
+          candidate, "SurplusNoLeader", "no leader is known: a removal needs one");
+    }
+    return new ScaleDownDecision.Remove(candidate, ordinal, path);
+  }
+
+  /** Surplus members in removal order: learners, then voters by ordinal down, the leader last. */
+  static List<MemberInfo> surplusInOrder(ScaleDownFacts facts, ScaleTarget.Replicas target) {
+    Comparator<MemberInfo> order =
+        Comparator.<MemberInfo>comparingInt(m -> m.learner() ? 0 : 1)
+            .thenComparingInt(m -> m.id() == facts.leaderId() ? 1 : 0)
+            .thenComparing(
+                Comparator.<MemberInfo>comparingInt(m -> ordinal(target.statefulSet(), m).orElse(0))
+                    .reversed());
+    return facts.members().members().stream()
+        .filter(m -> isSurplus(target, m))
+        .sorted(order)
+        .toList();
+  }
+
+  private static boolean isSurplus(ScaleTarget.Replicas target, MemberInfo m) {
+    OptionalInt ordinal = ordinal(target.statefulSet(), m);
+    return ordinal.isPresent() && ordinal.getAsInt() >= target.replicas();
+  }
+
+  /** The ordinal of the member's Pod in this StatefulSet, when it is one of its Pods. */
+  public static OptionalInt ordinal(String statefulSet, MemberInfo m) {
+    return ordinal(statefulSet, podName(m));
+  }
+
+  /** The ordinal of a Pod name in this StatefulSet, when it is one of its Pods. */
+  public static OptionalInt ordinal(String statefulSet, String pod) {
+    String prefix = statefulSet + "-";
+    if (!pod.startsWith(prefix)) {
+      return OptionalInt.empty();
+    }
+    String digits = pod.substring(prefix.length());
+    if (digits.isEmpty()
+        || digits.length() > 9
+        || !digits.chars().allMatch(c -> c >= '0' && c <= '9')
+        || (digits.length() > 1 && digits.charAt(0) == '0')) {
+      return OptionalInt.empty();
+    }
+    return OptionalInt.of(Integer.parseInt(digits));
+  }
+
+  /**
+   * The member's Pod: its name once started; before, the first label of its first peer URL's host
+   * (the StatefulSet's stable DNS name).
+   */
+  public static String podName(MemberInfo m) {
+    if (m.started()) {
+      return m.name();
+    }
+    if (m.peerUrls().isEmpty()) {
+      return "";
+    }
+    String url = m.peerUrls().get(0);
+    int start = url.indexOf("://");
+    String rest = start < 0 ? url : url.substring(start + 3);
+    int end = rest.length();
+    for (char c : new char[] {'.', ':', '/'}) {
+      int i = rest.indexOf(c);
+      if (i >= 0 && i < end) {
+        end = i;
+      }
+    }
+    return rest.substring(0, end);
+  }
+
+  private static String label(MemberInfo m) {
+    return "member " + Long.toHexString(m.id()) + " (" + podName(m) + ")";
+  }
+}

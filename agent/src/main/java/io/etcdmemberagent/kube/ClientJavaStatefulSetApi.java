@@ -1,0 +1,108 @@
+package io.etcdmemberagent.kube;
+
+import io.etcdmemberagent.core.KubeAnswer;
+import io.etcdmemberagent.core.PodEvent;
+import io.etcdmemberagent.core.ScaleTarget;
+import io.etcdmemberagent.core.StatefulSetApi;
+import java.time.Clock;
+import java.util.Map;
+
+/**
+ * {@link StatefulSetApi} over the Pod adapter's connection: GET the agent's own Pod for its owner
+ * reference (once found, kept: a Pod never changes its owner), GET that StatefulSet, GET other Pods
+ * by name, POST Events. Needs {@code get} on {@code statefulsets} and {@code pods}.
+ */
+public final class ClientJavaStatefulSetApi implements StatefulSetApi {
+
+  private final KubeHttp api;
+  private final String namespace;
+  private final String podName;
+  private final Clock clock;
+  private volatile String owner;
+
+  public ClientJavaStatefulSetApi(ClientJavaPodApi pods, Clock clock) {
+    this.api = pods.http();
+    this.namespace = pods.namespace();
+    this.podName = pods.podName();
+    this.clock = clock;
+  }
+
+  @Override
+  public ScaleTarget target() {
+    try {
+      String name = owner();
+      if (name == null) {
+        return new ScaleTarget.None("Pod " + podName + " has no StatefulSet owner");
+      }
+      Map<?, ?> sts = api.get("apis", "apps", "v1", "namespaces", namespace, "statefulsets", name);
+      if (KubeJson.map(sts.get("metadata")).get("deletionTimestamp") != null) {
+        return new ScaleTarget.None("StatefulSet " + name + " is being deleted");
+      }
+      Object replicas = KubeJson.map(sts.get("spec")).get("replicas");
+      // the API server defaults replicas to 1; a missing field reads as that default
+      return new ScaleTarget.Replicas(name, replicas == null ? 1 : (int) KubeJson.number(replicas));
+    } catch (KubeCallException e) {
+      return new ScaleTarget.None(
+          e.code() == 404
+              ? "StatefulSet " + owner + " is gone"
+              : "StatefulSet not read: " + ClientJavaPodApi.answer(e));
+    }
+  }
+
+  private String owner() throws KubeCallException {
+    if (owner == null) {
+      Map<?, ?> pod = api.get("api", "v1", "namespaces", namespace, "pods", podName);
+      for (Object o : KubeJson.list(KubeJson.map(pod.get("metadata")).get("ownerReferences"))) {
+        Map<?, ?> ref = KubeJson.map(o);
+        if ("StatefulSet".equals(ref.get("kind")) && Boolean.TRUE.equals(ref.get("controller"))) {
+          owner = KubeJson.text(ref.get("name"));
+        }
+      }
+    }
+    return owner;
+  }
+
+  @Override
+  public boolean agentMayAct(String pod) {
+    try {
+      Map<?, ?> meta =
+          KubeJson.map(api.get("api", "v1", "namespaces", namespace, "pods", pod).get("metadata"));
+      Object deletion = meta.get("deletionTimestamp");
+      return deletion == null || clock.instant().isBefore(KubeJson.instant(deletion));
+    } catch (KubeCallException e) {
+      return e.code() != 404;
+    }
+  }
+
+  @Override
+  public KubeAnswer createEvent(String statefulSet, PodEvent event) {
+    try {
+      String uid =
+          KubeJson.text(
+              KubeJson.map(
+                      api.get(
+                              "apis",
+                              "apps",
+                              "v1",
+                              "namespaces",
+                              namespace,
+                              "statefulsets",
+                              statefulSet)
+                          .get("metadata"))
+                  .get("uid"));
+      return ClientJavaPodApi.postEvent(
+          api,
+          namespace,
+          podName,
+          Map.of(
+              "apiVersion", "apps/v1",
+              "kind", "StatefulSet",
+              "name", statefulSet,
+              "namespace", namespace,
+              "uid", uid),
+          event);
+    } catch (KubeCallException e) {
+      return ClientJavaPodApi.answer(e);
+    }
+  }
+}

@@ -1,0 +1,121 @@
+package io.etcdmemberagent.kube;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.gson.JsonObject;
+import io.etcdmemberagent.core.KubeAnswer;
+import io.etcdmemberagent.core.PodEvent;
+import io.etcdmemberagent.core.ScaleTarget;
+import io.etcdmemberagent.testing.KubeControlPlane;
+import io.etcdmemberagent.testing.KubeRest;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The scale-down rule's Kubernetes calls against the real kube-apiserver: the owning StatefulSet's
+ * replicas as they change, a Pod without one, a StatefulSet deleted, whether another Pod's agent
+ * may still act (present, absent, past its deletion deadline), and an Event on the StatefulSet.
+ */
+class StatefulSetApiIT {
+
+  static final String NS = "sts-api";
+
+  @Test
+  void readsTheOwnersReplicasAndOtherPodsAsTheApiServerHasThem() throws Exception {
+    KubeControlPlane kube = KubeControlPlane.shared();
+    kube.createNamespace(NS);
+    KubeRest admin = kube.admin();
+    // no controller-manager here makes the namespace's default ServiceAccount: Pods need one
+    admin.postJson(
+        "/api/v1/namespaces/" + NS + "/serviceaccounts",
+        "{\"apiVersion\":\"v1\",\"kind\":\"ServiceAccount\",\"metadata\":{\"name\":\"default\"}}");
+    JsonObject sts =
+        admin.postJson(
+            "/apis/apps/v1/namespaces/" + NS + "/statefulsets",
+            """
+            {"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"db"},
+             "spec":{"replicas":3,"serviceName":"db","selector":{"matchLabels":{"app":"db"}},
+              "template":{"metadata":{"labels":{"app":"db"}},
+               "spec":{"containers":[{"name":"etcd","image":"etcd"}]}}}}
+            """);
+    String uid = sts.getAsJsonObject("metadata").get("uid").getAsString();
+    pod(admin, "db-1", uid, false);
+    pod(admin, "db-4", uid, true);
+    pod(admin, "lonely", null, false);
+
+    try (ClientJavaPodApi db1 = connect(kube, "db-1");
+        ClientJavaPodApi lonely = connect(kube, "lonely")) {
+      ClientJavaStatefulSetApi api = new ClientJavaStatefulSetApi(db1, Clock.systemUTC());
+      assertThat(api.target()).isEqualTo(new ScaleTarget.Replicas("db", 3));
+      admin.patch(
+          "/apis/apps/v1/namespaces/" + NS + "/statefulsets/db",
+          "application/merge-patch+json",
+          "{\"spec\":{\"replicas\":2}}");
+      assertThat(api.target()).isEqualTo(new ScaleTarget.Replicas("db", 2));
+      assertThat(new ClientJavaStatefulSetApi(lonely, Clock.systemUTC()).target())
+          .isInstanceOfSatisfying(
+              ScaleTarget.None.class,
+              n -> assertThat(n.reason()).contains("has no StatefulSet owner"));
+
+      assertThat(api.agentMayAct("db-1")).as("present").isTrue();
+      assertThat(api.agentMayAct("db-9")).as("absent").isFalse();
+      admin.delete("/api/v1/namespaces/" + NS + "/pods/db-4?gracePeriodSeconds=0");
+      assertThat(api.agentMayAct("db-4")).as("past its deletion deadline").isFalse();
+
+      assertThat(api.createEvent("db", PodEvent.normal("SurplusMemberRemoved", "test removal")))
+          .isEqualTo(new KubeAnswer.Done());
+      JsonObject events =
+          admin.getJson(
+              "/api/v1/namespaces/"
+                  + NS
+                  + "/events?fieldSelector=involvedObject.kind%3DStatefulSet,reason%3DSurplusMemberRemoved");
+      JsonObject involved =
+          events.getAsJsonArray("items").get(0).getAsJsonObject().getAsJsonObject("involvedObject");
+      assertThat(involved.get("name").getAsString()).isEqualTo("db");
+      assertThat(involved.get("uid").getAsString()).isEqualTo(uid);
+
+      admin.delete("/apis/apps/v1/namespaces/" + NS + "/statefulsets/db?propagationPolicy=Orphan");
+      assertThat(api.target())
+          .isInstanceOfSatisfying(
+              ScaleTarget.None.class,
+              // without a garbage collector here the orphaning finalizer stays: "being deleted"
+              n -> assertThat(n.reason()).containsAnyOf("gone", "being deleted"));
+    } finally {
+      admin.patch(
+          "/api/v1/namespaces/" + NS + "/pods/db-4",
+          "application/merge-patch+json",
+          "{\"metadata\":{\"finalizers\":null}}");
+    }
+  }
+
+  private static ClientJavaPodApi connect(KubeControlPlane kube, String pod) throws Exception {
+    return ClientJavaPodApi.connect(
+        Optional.of(kube.adminKubeconfig()),
+        NS,
+        pod,
+        "etcd-member-agent.io",
+        Duration.ofSeconds(5));
+  }
+
+  /** A Pod owned by the StatefulSet {@code uid} (or by nothing), held by a finalizer if asked. */
+  private static void pod(KubeRest admin, String name, String ownerUid, boolean finalizer) {
+    String owner =
+        ownerUid == null
+            ? ""
+            : ",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\","
+                + "\"name\":\"db\",\"uid\":\""
+                + ownerUid
+                + "\",\"controller\":true}]";
+    String finalizers = finalizer ? ",\"finalizers\":[\"test.etcd-member-agent.io/hold\"]" : "";
+    admin.postJson(
+        "/api/v1/namespaces/" + NS + "/pods",
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\""
+            + name
+            + "\""
+            + owner
+            + finalizers
+            + "},\"spec\":{\"containers\":[{\"name\":\"etcd\",\"image\":\"etcd\"}]}}");
+  }
+}
