@@ -25,6 +25,7 @@ import io.etcdmemberagent.core.LearnerWatch;
 import io.etcdmemberagent.core.LocalObservation;
 import io.etcdmemberagent.core.MemberEvaluator;
 import io.etcdmemberagent.core.MemberReporter;
+import io.etcdmemberagent.core.Membership;
 import io.etcdmemberagent.core.MembershipCondition;
 import io.etcdmemberagent.core.PeerTlsEvaluator;
 import io.etcdmemberagent.core.PeerTlsPolicy;
@@ -268,8 +269,14 @@ public final class RunCommand {
   /** The scale-down rule's two paths, on this member's StatefulSet. */
   private SurplusRemover surplusRemover(ClientJavaPodApi pods) {
     ClientJavaStatefulSetApi statefulSet = new ClientJavaStatefulSetApi(pods, clock);
-    List<String> endpoints = new ArrayList<>(List.of(config.etcdEndpoint().toString()));
-    config.clusterEndpoints().forEach(u -> endpoints.add(u.toString()));
+    List<String> configured = new ArrayList<>(List.of(config.etcdEndpoint().toString()));
+    config.clusterEndpoints().forEach(u -> configured.add(u.toString()));
+    Supplier<List<String>> endpoints =
+        () -> {
+          List<String> all = new ArrayList<>(configured);
+          all.addAll(knownClientUrls());
+          return all;
+        };
     MemberResourceSync resource = memberResource;
     return new SurplusRemover(
         new ScaleDownRound(etcd, endpoints, statefulSet, clock),
@@ -307,6 +314,20 @@ public final class RunCommand {
                     ? a.status().memberId()
                     : o.snapshot().rememberedMemberId())
         .orElse(0L);
+  }
+
+  /** Each member's first client URL in the member list the last poll read (none if unread). */
+  private List<String> knownClientUrls() {
+    return loop.latest()
+        .map(
+            o ->
+                o.snapshot().membership() instanceof Membership.Known known
+                    ? known.members().stream()
+                        .filter(m -> !m.clientUrls().isEmpty())
+                        .map(m -> m.clientUrls().get(0))
+                        .toList()
+                    : List.<String>of())
+        .orElse(List.of());
   }
 
   /** Whether the last poll found this member leading. */

@@ -23,9 +23,16 @@ public final class ScaleDownRule {
 
   public static final String CATCH_UP_PATH = "scale-down-catch-up";
 
+  /** The Idle reason when the StatefulSet could not be read: undecided, not settled. */
+  public static final String STATEFUL_SET_UNREAD = "StatefulSetUnread";
+
   private ScaleDownRule() {}
 
   public static ScaleDownDecision decide(ScaleDownFacts facts) {
+    if (facts.target() instanceof ScaleTarget.Unread unread) {
+      return new ScaleDownDecision.Idle(
+          STATEFUL_SET_UNREAD, "the StatefulSet was not read: " + unread.reason());
+    }
     if (!(facts.target() instanceof ScaleTarget.Replicas target)) {
       return new ScaleDownDecision.Idle(
           "NoStatefulSet", "nothing is surplus: " + ((ScaleTarget.None) facts.target()).reason());

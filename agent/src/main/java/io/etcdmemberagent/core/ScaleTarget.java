@@ -7,8 +7,14 @@ public sealed interface ScaleTarget {
   record Replicas(String statefulSet, int replicas) implements ScaleTarget {}
 
   /**
-   * No StatefulSet to ask (outside Kubernetes, a Pod without one, the StatefulSet deleted, or not
-   * readable): nothing is ever surplus.
+   * No StatefulSet to ask (outside Kubernetes, a Pod without one, the StatefulSet deleted): nothing
+   * is ever surplus.
    */
   record None(String reason) implements ScaleTarget {}
+
+  /**
+   * The StatefulSet could not be read now (the API server failed or timed out): nothing is decided,
+   * and a bounded caller asks again.
+   */
+  record Unread(String reason) implements ScaleTarget {}
 }

@@ -42,10 +42,9 @@ public final class ClientJavaStatefulSetApi implements StatefulSetApi {
       // the API server defaults replicas to 1; a missing field reads as that default
       return new ScaleTarget.Replicas(name, replicas == null ? 1 : (int) KubeJson.number(replicas));
     } catch (KubeCallException e) {
-      return new ScaleTarget.None(
-          e.code() == 404
-              ? "StatefulSet " + owner + " is gone"
-              : "StatefulSet not read: " + ClientJavaPodApi.answer(e));
+      return e.code() == 404
+          ? new ScaleTarget.None("StatefulSet " + owner + " is gone")
+          : new ScaleTarget.Unread(String.valueOf(ClientJavaPodApi.answer(e)));
     }
   }
 

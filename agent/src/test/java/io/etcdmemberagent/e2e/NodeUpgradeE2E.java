@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Test;
  */
 class NodeUpgradeE2E {
 
-  static final String NS = "ledger";
+  static final String NS = "upgrades";
 
   final EtcdTestClient client = new EtcdTestClient();
 
@@ -82,6 +82,8 @@ class NodeUpgradeE2E {
           .isEqualTo("3.5");
       db.uninstall();
     } finally {
+      // the namespace goes too: a later test may use the same name, and kept volumes hold members
+      node.tool("kubectl", 300, "delete", "namespace", NS, "--wait=true", "--ignore-not-found");
       client.close();
     }
   }

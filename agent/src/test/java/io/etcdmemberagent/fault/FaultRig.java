@@ -178,6 +178,19 @@ final class FaultRig implements AutoCloseable {
 
   void awaitReady(String what) {
     Poll.until(what + ": /readyz 200", CONVERGENCE.plusSeconds(20), () -> readyz() == 200);
+    if (recorder == null) {
+      return;
+    }
+    // the next fault must not begin before the recorder's own truth sample has seen the member
+    // healthy too: a window of a few ms between two faults is seen by the agent's poll and not by
+    // the recorder, and its 200s would then read as unbacked by any truth
+    long seen = System.nanoTime();
+    Poll.until(
+        what + ": the recorder sees a healthy voter",
+        CONVERGENCE.plusSeconds(20),
+        () ->
+            recorder.history().snapshot().truths().stream()
+                .anyMatch(t -> t.atNanos() >= seen && t.healthyVoter()));
   }
 
   void awaitNotReady(String what) {

@@ -19,6 +19,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /**
  * One round of the scale-down rule: reads the StatefulSet's size, then (only when a member is
@@ -31,15 +32,26 @@ public final class ScaleDownRound {
   public record Result(ScaleDownDecision decision, Optional<RemovalAttempt> attempt) {}
 
   private final EtcdGateway etcd;
-  private final List<String> endpoints;
+  private final Supplier<List<String>> endpoints;
   private final StatefulSetApi statefulSet;
   private final Clock clock;
 
   /** {@code endpoints}: the local member's client URL first, then the cluster's. */
   public ScaleDownRound(
       EtcdGateway etcd, List<String> endpoints, StatefulSetApi statefulSet, Clock clock) {
+    this(etcd, () -> endpoints, statefulSet, clock);
+  }
+
+  /**
+   * {@code endpoints}, asked in order for the member list each round: the local member's client URL
+   * first, then the cluster's, then the members' own URLs as the last poll knew them (a Service in
+   * front of the cluster may route to a member that is frozen, and the local member stops with its
+   * Pod).
+   */
+  public ScaleDownRound(
+      EtcdGateway etcd, Supplier<List<String>> endpoints, StatefulSetApi statefulSet, Clock clock) {
     this.etcd = etcd;
-    this.endpoints = List.copyOf(endpoints);
+    this.endpoints = endpoints;
     this.statefulSet = statefulSet;
     this.clock = clock;
   }
@@ -108,7 +120,7 @@ public final class ScaleDownRound {
   }
 
   private Optional<Membership.Known> readMembers() {
-    for (String endpoint : endpoints) {
+    for (String endpoint : new LinkedHashSet<>(endpoints.get())) {
       if (etcd.memberList(endpoint) instanceof Membership.Known known) {
         return Optional.of(known);
       }

@@ -6,6 +6,7 @@ import io.etcdmemberagent.core.MemberTransition;
 import io.etcdmemberagent.core.PodEvent;
 import io.etcdmemberagent.core.RemovalAttempt;
 import io.etcdmemberagent.core.ScaleDownDecision;
+import io.etcdmemberagent.core.ScaleDownRule;
 import io.etcdmemberagent.core.StatefulSetApi;
 import io.etcdmemberagent.support.EventLog;
 import java.time.Clock;
@@ -16,6 +17,7 @@ import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -35,6 +37,14 @@ public final class SurplusRemover implements AutoCloseable {
 
   private static final Duration RETRY = Duration.ofSeconds(1);
   private static final int HISTORY = 10;
+
+  /**
+   * Idle reasons that decide nothing (a round that failed, no member list, no StatefulSet read):
+   * the fast path asks again within its budget instead of leaving as if this member were not
+   * surplus.
+   */
+  private static final Set<String> UNDECIDED =
+      Set.of("RoundFailed", "MembersUnknown", ScaleDownRule.STATEFUL_SET_UNREAD);
 
   private final ScaleDownRound round;
   private final LongSupplier selfId;
@@ -133,10 +143,11 @@ public final class SurplusRemover implements AutoCloseable {
       }
       ScaleDownDecision d = result.decision();
       boolean done =
-          (d instanceof ScaleDownDecision.Idle idle && !idle.reason().equals("RoundFailed"))
+          (d instanceof ScaleDownDecision.Idle idle && !UNDECIDED.contains(idle.reason()))
               || (d instanceof ScaleDownDecision.Remove
                   && result.attempt().map(RemovalAttempt::removedOrGone).orElse(false));
       if (done) {
+        EventLog.info("scale-down-fast-path-done", "decision", describe(d));
         return;
       }
       if (System.nanoTime() + RETRY.toNanos() > deadline) {

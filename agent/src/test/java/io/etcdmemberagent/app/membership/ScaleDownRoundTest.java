@@ -47,6 +47,35 @@ class ScaleDownRoundTest {
   }
 
   @Test
+  void theMemberListComesFromAKnownMemberWhenTheLocalOneAndTheServiceFail() {
+    cluster(4, 1);
+    Membership list = etcd.lists.remove("local");
+    etcd.lists.put(
+        url(1), list); // the local member stops with its Pod; the Service hit a frozen one
+    List<String> known = new ArrayList<>();
+    ScaleDownRound fromKnown =
+        new ScaleDownRound(
+            etcd,
+            () -> {
+              List<String> all = new ArrayList<>(List.of("local", "service"));
+              all.addAll(known);
+              return all;
+            },
+            sts,
+            Clock.systemUTC());
+    sts.target = new ScaleTarget.Replicas("db", 3);
+    assertThat(fromKnown.run(4, false).decision())
+        .isInstanceOfSatisfying(
+            ScaleDownDecision.Idle.class, i -> assertThat(i.reason()).isEqualTo("MembersUnknown"));
+    known.addAll(List.of(url(0), url(1), url(1)));
+    etcd.calls.clear();
+    assertThat(fromKnown.run(4, false).decision()).isInstanceOf(ScaleDownDecision.Remove.class);
+    assertThat(etcd.calls)
+        .as("each endpoint asked once, in order, until one answers")
+        .startsWith("list local", "list service", "list " + url(0), "list " + url(1));
+  }
+
+  @Test
   void notSurplusReadsOnlyTheStatefulSet() {
     cluster(3, 1);
     sts.target = new ScaleTarget.Replicas("db", 3);
