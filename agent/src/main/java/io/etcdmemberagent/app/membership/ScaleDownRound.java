@@ -31,6 +31,9 @@ public final class ScaleDownRound {
   /** What one round decided, and what etcd answered when it acted. */
   public record Result(ScaleDownDecision decision, Optional<RemovalAttempt> attempt) {}
 
+  /** The Idle reason when no endpoint answered MemberList: undecided. */
+  static final String MEMBERS_UNKNOWN = "MembersUnknown";
+
   private final EtcdGateway etcd;
   private final Supplier<List<String>> endpoints;
   private final StatefulSetApi statefulSet;
@@ -64,7 +67,7 @@ public final class ScaleDownRound {
       Optional<Membership.Known> read = readMembers();
       if (read.isEmpty()) {
         return new Result(
-            new ScaleDownDecision.Idle("MembersUnknown", "no voter answered MemberList"),
+            new ScaleDownDecision.Idle(MEMBERS_UNKNOWN, "no voter answered MemberList"),
             Optional.empty());
       }
       members = read.get();

@@ -38,13 +38,16 @@ public final class SurplusRemover implements AutoCloseable {
   private static final Duration RETRY = Duration.ofSeconds(1);
   private static final int HISTORY = 10;
 
+  /** The Idle reason of a round that threw: retried within the fast path's budget. */
+  private static final String ROUND_FAILED = "RoundFailed";
+
   /**
    * Idle reasons that decide nothing (a round that failed, no member list, no StatefulSet read):
    * the fast path asks again within its budget instead of leaving as if this member were not
    * surplus.
    */
   private static final Set<String> UNDECIDED =
-      Set.of("RoundFailed", "MembersUnknown", ScaleDownRule.STATEFUL_SET_UNREAD);
+      Set.of(ROUND_FAILED, ScaleDownRound.MEMBERS_UNKNOWN, ScaleDownRule.STATEFUL_SET_UNREAD);
 
   private final ScaleDownRound round;
   private final LongSupplier selfId;
@@ -138,8 +141,7 @@ public final class SurplusRemover implements AutoCloseable {
         EventLog.warn("scale-down-round-failed", "path", "fast", "error", e.toString());
         result =
             new ScaleDownRound.Result(
-                new ScaleDownDecision.Idle("RoundFailed", e.toString()),
-                java.util.Optional.empty());
+                new ScaleDownDecision.Idle(ROUND_FAILED, e.toString()), java.util.Optional.empty());
       }
       ScaleDownDecision d = result.decision();
       boolean done =
