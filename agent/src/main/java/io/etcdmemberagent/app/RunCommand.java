@@ -30,6 +30,7 @@ import io.etcdmemberagent.core.MembershipCondition;
 import io.etcdmemberagent.core.PeerTlsEvaluator;
 import io.etcdmemberagent.core.PeerTlsPolicy;
 import io.etcdmemberagent.core.PodCondition;
+import io.etcdmemberagent.core.PodEvent;
 import io.etcdmemberagent.core.PollOutcome;
 import io.etcdmemberagent.core.PromotionPolicy;
 import io.etcdmemberagent.core.PromotionTracker;
@@ -83,6 +84,8 @@ public final class RunCommand {
   private AgentState state;
   private HttpServer http;
   private KubeSync kube;
+  private final Object conditionsLock = new Object();
+  private List<PodCondition> lastPollConditions; // guarded by conditionsLock
   private MemberResourceSync memberResource;
   private ClientTlsReloader tlsReloader;
   private SurplusRemover remover;
@@ -290,7 +293,28 @@ public final class RunCommand {
             resource.transition(t);
           }
         },
+        this::republishMembership,
         clock);
+  }
+
+  /**
+   * Offers the poll's conditions with {@code membership-settled}. Serialised with {@link
+   * #republishMembership()}, so the last offer always carries the rule's latest decision.
+   */
+  private void offerConditions(List<PodCondition> fromPoll, List<PodEvent> events) {
+    synchronized (conditionsLock) {
+      lastPollConditions = fromPoll;
+      kube.offer(withMembership(fromPoll), events);
+    }
+  }
+
+  /** The scale-down rule decided anew: the Pod's conditions say so without waiting for a poll. */
+  private void republishMembership() {
+    synchronized (conditionsLock) {
+      if (kube != null && lastPollConditions != null) {
+        kube.offer(withMembership(lastPollConditions), List.of());
+      }
+    }
   }
 
   /** The Pod's conditions with {@code membership-settled}, from the scale-down rule's last word. */
@@ -413,9 +437,8 @@ public final class RunCommand {
     EventDetector events = new EventDetector(config.kube().downEventAfter());
     MemberReporter reporter = new MemberReporter(Version.current(), config.disk().quotaBytes());
     return outcome -> {
-      kube.offer(
-          withMembership(DesiredConditions.from(outcome.verdict(), outcome.progress())),
-          events.observe(outcome));
+      offerConditions(
+          DesiredConditions.from(outcome.verdict(), outcome.progress()), events.observe(outcome));
       if (memberResource != null) {
         memberResource.offer(reporter.observe(outcome));
       }

@@ -56,6 +56,7 @@ public final class SurplusRemover implements AutoCloseable {
   private final AgentMetrics metrics;
   private final Consumer<PodEvent> podEvents;
   private final Consumer<MemberTransition> transitions;
+  private final Runnable decisionChanged;
   private final Clock clock;
   private final Object lock = new Object();
   private final Deque<RemovalAttempt> history = new ArrayDeque<>();
@@ -84,6 +85,7 @@ public final class SurplusRemover implements AutoCloseable {
       AgentMetrics metrics,
       Consumer<PodEvent> podEvents,
       Consumer<MemberTransition> transitions,
+      Runnable decisionChanged,
       Clock clock) {
     this.round = round;
     this.selfId = selfId;
@@ -92,6 +94,7 @@ public final class SurplusRemover implements AutoCloseable {
     this.metrics = metrics;
     this.podEvents = podEvents;
     this.transitions = transitions;
+    this.decisionChanged = decisionChanged;
     this.clock = clock;
   }
 
@@ -111,6 +114,7 @@ public final class SurplusRemover implements AutoCloseable {
           && idle.reason().equals("NotTheLeader"))) {
         last = NOT_LEADING;
         lastAt = clock.instant();
+        decisionChanged.run();
       }
     } catch (RuntimeException e) {
       EventLog.warn("scale-down-round-failed", "path", "catch-up", "error", e.toString());
@@ -176,6 +180,9 @@ public final class SurplusRemover implements AutoCloseable {
     String described = describe(result.decision());
     if (!described.equals(lastLogged)) {
       lastLogged = described;
+      // published now, not with the next poll's verdict: while a member is frozen or this Pod
+      // terminates, a poll can take many etcd timeouts, longer than the fast path's budget
+      decisionChanged.run();
       if (result.decision() instanceof ScaleDownDecision.Blocked b) {
         EventLog.warn("scale-down-blocked", "reason", b.reason(), "detail", b.message());
         PodEvent event = PodEvent.warning(b.reason(), b.message());
