@@ -16,6 +16,8 @@ import io.etcdmemberagent.config.KubeSettings;
 import io.etcdmemberagent.config.PeerTlsSettings;
 import io.etcdmemberagent.config.PromotionSettings;
 import io.etcdmemberagent.config.RunConfig;
+import io.etcdmemberagent.config.ServingSettings;
+import io.etcdmemberagent.core.AccessGate;
 import io.etcdmemberagent.core.DesiredConditions;
 import io.etcdmemberagent.core.DiskEvaluator;
 import io.etcdmemberagent.core.DiskFacts;
@@ -38,6 +40,8 @@ import io.etcdmemberagent.core.ReadinessPolicy;
 import io.etcdmemberagent.disk.FileSystemProbe;
 import io.etcdmemberagent.etcd.GrpcEtcdGateway;
 import io.etcdmemberagent.http.HttpServer;
+import io.etcdmemberagent.http.ServingKeys;
+import io.etcdmemberagent.kube.ClientJavaAccessReviews;
 import io.etcdmemberagent.kube.ClientJavaMemberResourceApi;
 import io.etcdmemberagent.kube.ClientJavaPodApi;
 import io.etcdmemberagent.kube.ClientJavaStatefulSetApi;
@@ -87,7 +91,9 @@ public final class RunCommand {
   private final Object conditionsLock = new Object();
   private List<PodCondition> lastPollConditions; // guarded by conditionsLock
   private MemberResourceSync memberResource;
-  private ClientTlsReloader tlsReloader;
+  private TlsReloader tlsReloader;
+  private volatile TlsReloader servingReloader;
+  private ServingAccess access;
   private SurplusRemover remover;
   private final Map<String, String> env;
 
@@ -123,9 +129,19 @@ public final class RunCommand {
   void start() throws StartupException {
     WiringView view = new WiringView();
     WiringMetrics scrapes = new WiringMetrics(SCRAPE_WAIT_WHILE_STARTING);
+    ServingSettings serving = config.serving();
+    Optional<ClientTlsFiles> servingFiles = servingFiles(serving);
+    Optional<ClientTlsMaterial> servingMaterial = Optional.empty();
+    if (servingFiles.isPresent()) {
+      servingMaterial = Optional.of(TlsReloader.loadAtStart(servingFiles.get()));
+    }
+    access = new ServingAccess(serving.clientCaFile().isPresent(), serving.kubeAuthz(), clock);
+    Optional<ServingKeys> keys = servingMaterial.map(RunCommand::servingKeys);
     HttpStart httpStart =
         HttpStart.begin(
-            () -> HttpServer.start(config.httpHost(), config.httpPort(), view, scrapes));
+            () ->
+                HttpServer.start(
+                    config.httpHost(), config.httpPort(), keys, access, view, scrapes));
     try {
       metrics = new MicrometerMetrics();
       scrapes.wired(metrics);
@@ -140,13 +156,27 @@ public final class RunCommand {
     } catch (RuntimeException e) {
       closeQuietly();
       throw new StartupException(
-          "cannot serve HTTP on --http-host "
+          "cannot serve "
+              + (serving.https() ? "HTTPS" : "HTTP")
+              + " on --http-host "
               + config.httpHost()
               + " --http-port "
               + config.httpPort()
               + ": "
               + rootMessage(e),
           e);
+    }
+    if (servingMaterial.isPresent()) {
+      HttpServer server = http;
+      servingReloader =
+          new TlsReloader(
+              TlsReloader.SERVING,
+              servingFiles.get(),
+              servingMaterial.get(),
+              m -> server.reloadKeys(servingKeys(m)),
+              metrics,
+              clock,
+              config.peerTls().tlsReloadInterval());
     }
     if (kube != null) {
       kube.start(withMembership(DesiredConditions.starting()));
@@ -165,6 +195,10 @@ public final class RunCommand {
         config.etcdEndpoint(),
         "httpPort",
         http.port(),
+        "scheme",
+        serving.https() ? "https" : "http",
+        "access",
+        access.mode(),
         "pollInterval",
         GoDuration.format(config.pollInterval()),
         "etcdTimeout",
@@ -185,7 +219,7 @@ public final class RunCommand {
     memberResource = podApi.map(this::memberResource).orElse(null);
     ClientTlsFiles tlsFiles =
         new ClientTlsFiles(config.tls().caCert(), config.tls().cert(), config.tls().key());
-    ClientTlsMaterial tlsMaterial = ClientTlsReloader.loadAtStart(tlsFiles);
+    ClientTlsMaterial tlsMaterial = TlsReloader.loadAtStart(tlsFiles);
     PeerTlsSettings peer = config.peerTls();
     PeerCertificateInspector inspector =
         new PeerCertificateInspector(
@@ -197,13 +231,19 @@ public final class RunCommand {
     }
     etcd =
         new GrpcEtcdGateway(
-            ClientTlsReloader.toGateway(tlsMaterial),
+            TlsReloader.toGateway(tlsMaterial),
             config.etcdTimeout(),
             EtcdLogins.of(config.credentials()),
             config.clusterEndpoints().stream().map(URI::toString).toList());
     tlsReloader =
-        new ClientTlsReloader(
-            tlsFiles, tlsMaterial, etcd::useTls, metrics, clock, peer.tlsReloadInterval());
+        new TlsReloader(
+            TlsReloader.CLIENT,
+            tlsFiles,
+            tlsMaterial,
+            m -> etcd.useTls(TlsReloader.toGateway(m)),
+            metrics,
+            clock,
+            peer.tlsReloadInterval());
     MembershipReader membership =
         new MembershipReader(
             etcd,
@@ -261,12 +301,55 @@ public final class RunCommand {
             new TransitionLog(),
             clock,
             new PollLoop.Intervals(config.pollInterval(), p.learnerPollInterval()),
-            tlsReloader::checkIfDue,
+            this::reloadChangedTlsFiles,
             publisher());
     state = new AgentState(loop, clock, maxVerdictAge(), this::statusExtras);
     if (podApi.isPresent() && config.scaleDown().enabled()) {
       remover = surplusRemover(podApi.get());
     }
+    ServingSettings serving = config.serving();
+    if (serving.kubeAuthz()) {
+      if (podApi.isEmpty()) {
+        throw new StartupException(
+            "--authz=kube checks callers with the Kubernetes API, which this agent does not use"
+                + " (--kube=off, or no kubeconfig and not in a Pod): set --kube=on, or --authz=off"
+                + " with --https-client-ca-file",
+            null);
+      }
+      access.use(
+          new AccessGate(
+              new ClientJavaAccessReviews(podApi.get(), serving.tokenAudiences()),
+              ServingAccess::fingerprint,
+              serving.allowTtl(),
+              serving.denyTtl()));
+    }
+  }
+
+  /** Before each poll: the etcd client's files, then the HTTPS server's. */
+  private void reloadChangedTlsFiles() {
+    tlsReloader.checkIfDue();
+    TlsReloader s = servingReloader;
+    if (s != null) {
+      s.checkIfDue();
+    }
+  }
+
+  private static Optional<ClientTlsFiles> servingFiles(ServingSettings s) {
+    if (!s.https()) {
+      return Optional.empty();
+    }
+    return Optional.of(
+        new ClientTlsFiles(
+            s.clientCaFile(),
+            s.certFile(),
+            s.keyFile(),
+            "https-client-ca-file",
+            "https-cert-file",
+            "https-key-file"));
+  }
+
+  private static ServingKeys servingKeys(ClientTlsMaterial m) {
+    return new ServingKeys(m.chain(), m.key().orElseThrow(), m.trusted());
   }
 
   /** The scale-down rule's two paths, on this member's StatefulSet. */
@@ -473,6 +556,14 @@ public final class RunCommand {
     Map<String, Object> extras = new LinkedHashMap<>();
     extras.put("agent", agent);
     extras.put("tls", tlsReloader.status());
+    Map<String, Object> serving = new LinkedHashMap<>();
+    serving.put("scheme", config.serving().https() ? "https" : "http");
+    serving.put("access", access.mode());
+    TlsReloader s = servingReloader;
+    if (s != null) {
+      serving.putAll(s.status());
+    }
+    extras.put("serving", serving);
     if (kube != null) {
       extras.put("kube", kube.status());
     }

@@ -13,6 +13,7 @@ public record RunConfig(
     List<String> peerUrls,
     String httpHost,
     int httpPort,
+    ServingSettings serving,
     Duration pollInterval,
     Duration etcdTimeout,
     long maxLagEntries,
@@ -51,7 +52,9 @@ public record RunConfig(
                   new Flag(
                       "http-port",
                       "9379",
-                      "port of /readyz, /livez, /status, /metrics (0: any free)"),
+                      "port of /readyz, /livez, /status, /metrics (0: any free)")),
+              ServingSettings.FLAGS,
+              List.of(
                   new Flag("poll-interval", "1s", "time between polls of etcd"),
                   new Flag("etcd-timeout", "2s", "deadline of every etcd call"),
                   new Flag(
@@ -202,6 +205,7 @@ public record RunConfig(
         v.optionalMatching("http-host", HOST, "an IP address or a host name, like 0.0.0.0")
             .orElseThrow(() -> new ConfigException("--http-host is required")),
         v.port("http-port"),
+        ServingSettings.parse(v),
         poll,
         timeout,
         v.longAtLeast("max-lag-entries", 0),

@@ -1,24 +1,48 @@
 package io.etcdmemberagent.http;
 
+import io.etcdmemberagent.core.AccessDecision;
 import io.etcdmemberagent.support.Json;
 import io.javalin.Javalin;
 import io.javalin.http.Context;
+import java.security.cert.X509Certificate;
 import java.util.HashSet;
+import java.util.Locale;
+import java.util.Optional;
 import java.util.Set;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
-/** The agent's one HTTP port: /readyz, /livez, /status, /metrics. */
+/**
+ * The agent's one port: /readyz, /livez, /status, /metrics, over plain HTTP or HTTPS. The health
+ * paths are anonymous, as kube-apiserver's are (kubelet probes send no credential); /status and
+ * /metrics answer only callers the {@link AccessPolicy} admits.
+ */
 public final class HttpServer implements AutoCloseable {
 
   private static final String TEXT = "text/plain; charset=utf-8";
+  private static final String CLIENT_CERTIFICATES = "jakarta.servlet.request.X509Certificate";
 
   private final Javalin app;
+  private final Optional<TlsConnector> tls;
 
-  private HttpServer(Javalin app) {
+  private HttpServer(Javalin app, Optional<TlsConnector> tls) {
     this.app = app;
+    this.tls = tls;
   }
 
+  /** Plain HTTP, every path open to anyone. */
   public static HttpServer start(String host, int port, AgentView view, MetricsSource metrics) {
+    return start(host, port, Optional.empty(), AccessPolicy.ANYONE, view, metrics);
+  }
+
+  /** HTTPS when {@code keys} are given; {@code access} guards /status and /metrics. */
+  public static HttpServer start(
+      String host,
+      int port,
+      Optional<ServingKeys> keys,
+      AccessPolicy access,
+      AgentView view,
+      MetricsSource metrics) {
+    Optional<TlsConnector> tls = keys.map(TlsConnector::new);
     Javalin app =
         Javalin.create(
             config -> {
@@ -26,14 +50,75 @@ public final class HttpServer implements AutoCloseable {
               config.jetty.host = host;
               config.jetty.port = port;
               config.jetty.threadPool = threadPool();
+              tls.ifPresent(
+                  t ->
+                      config.jetty.addConnector(
+                          (server, httpConfig) -> t.connector(server, httpConfig, host, port)));
               config.routes.get("/readyz", ctx -> readyz(ctx, view));
               config.routes.get("/readyz/{check}", ctx -> readyzOne(ctx, view));
               config.routes.get("/livez", ctx -> livez(ctx, view));
-              config.routes.get("/status", ctx -> status(ctx, view));
-              config.routes.get("/metrics", ctx -> metrics(ctx, metrics));
+              config.routes.get(
+                  "/status",
+                  ctx -> {
+                    if (admitted(ctx, access)) {
+                      status(ctx, view);
+                    }
+                  });
+              config.routes.get(
+                  "/metrics",
+                  ctx -> {
+                    if (admitted(ctx, access)) {
+                      metrics(ctx, metrics);
+                    }
+                  });
             });
     app.start();
-    return new HttpServer(app);
+    return new HttpServer(app, tls);
+  }
+
+  /** HTTPS only: new connections are served with {@code keys}. */
+  public void reloadKeys(ServingKeys keys) {
+    tls.orElseThrow(() -> new IllegalStateException("this server does not serve HTTPS"))
+        .reload(keys);
+  }
+
+  private static boolean admitted(Context ctx, AccessPolicy access) {
+    AccessDecision decision =
+        access.check(
+            ctx.path(),
+            ctx.method().name().toLowerCase(Locale.ROOT),
+            bearerToken(ctx),
+            clientCertificate(ctx));
+    if (decision instanceof AccessDecision.Allowed) {
+      return true;
+    }
+    int status;
+    if (decision instanceof AccessDecision.Unauthenticated) {
+      status = 401;
+      ctx.header("WWW-Authenticate", "Bearer");
+    } else if (decision instanceof AccessDecision.Forbidden) {
+      status = 403;
+    } else {
+      status = 503;
+    }
+    ctx.status(status).contentType(TEXT).result(decision.detail() + "\n");
+    return false;
+  }
+
+  private static Optional<String> bearerToken(Context ctx) {
+    String header = ctx.header("Authorization");
+    if (header == null || !header.regionMatches(true, 0, "Bearer ", 0, 7)) {
+      return Optional.empty();
+    }
+    return Optional.of(header.substring(7).strip());
+  }
+
+  private static Optional<String> clientCertificate(Context ctx) {
+    Object certs = ctx.req().getAttribute(CLIENT_CERTIFICATES);
+    if (certs instanceof X509Certificate[] chain && chain.length > 0) {
+      return Optional.of(chain[0].getSubjectX500Principal().getName());
+    }
+    return Optional.empty();
   }
 
   /**

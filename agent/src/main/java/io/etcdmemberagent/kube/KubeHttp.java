@@ -53,6 +53,15 @@ final class KubeHttp {
             .method(method, RequestBody.create(body, MediaType.get(contentType))));
   }
 
+  /** POST of a JSON {@code body} that creates an object; the answer's object, as maps. */
+  Map<?, ?> create(String body, String... segments) throws KubeCallException {
+    return KubeJson.object(
+        call(
+            new Request.Builder()
+                .url(url(segments))
+                .post(RequestBody.create(body, MediaType.get(JSON)))));
+  }
+
   private HttpUrl url(String... segments) {
     HttpUrl.Builder url = server.newBuilder();
     for (String s : segments) {

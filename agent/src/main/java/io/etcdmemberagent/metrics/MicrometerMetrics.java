@@ -54,6 +54,7 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
   private volatile double kubePending = Double.NaN;
   private volatile double kubeLastSync = Double.NaN;
   private volatile double clientCertExpiry = Double.NaN;
+  private volatile double servingCertExpiry = Double.NaN;
   private volatile double localLastAnswered = Double.NaN;
   private final MultiGauge versionInfo;
   private volatile Tags versionTags = Tags.empty();
@@ -179,6 +180,10 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
         .description("when the certificate stops being valid (Unix time)")
         .tag("cert", "client")
         .register(registry);
+    Gauge.builder(PREFIX + "cert_expiry_timestamp_seconds", this, m -> m.servingCertExpiry)
+        .description("when the certificate stops being valid (Unix time)")
+        .tag("cert", "serving")
+        .register(registry);
     Gauge.builder(
             PREFIX + "cert_expiry_timestamp_seconds",
             latest,
@@ -188,7 +193,7 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
         .register(registry);
     for (String result : List.of("success", "failure")) {
       Counter.builder(PREFIX + "tls_reloads")
-          .description("Reloads of changed client TLS files by result")
+          .description("Reloads of changed TLS files (etcd client, HTTPS serving) by result")
           .tag("result", result)
           .register(registry);
     }
@@ -380,7 +385,7 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
   @Override
   public void recordTlsReload(String result) {
     Counter.builder(PREFIX + "tls_reloads")
-        .description("Reloads of changed client TLS files by result")
+        .description("Reloads of changed TLS files (etcd client, HTTPS serving) by result")
         .tag("result", result)
         .register(registry)
         .increment();
@@ -391,6 +396,8 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
   public void recordCertificateExpiry(String certificate, Instant notAfter) {
     if (certificate.equals("client")) {
       clientCertExpiry = notAfter.toEpochMilli() / 1000.0;
+    } else if (certificate.equals("serving")) {
+      servingCertExpiry = notAfter.toEpochMilli() / 1000.0;
     }
     rendered.invalidate();
   }

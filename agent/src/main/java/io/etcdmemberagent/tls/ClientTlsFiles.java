@@ -13,9 +13,11 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * Reads {@code --cacert}, {@code --cert} and {@code --key} as one unit. The files are read each
- * time in full through their paths, so a Kubernetes Secret volume's {@code ..data} symlink swap is
- * seen; the key must belong to the certificate, so a half-rotated pair is refused rather than used.
+ * Reads a CA bundle, a certificate and its key as one unit: the etcd client's {@code --cacert},
+ * {@code --cert} and {@code --key}, or the HTTPS server's {@code --https-client-ca-file}, {@code
+ * --https-cert-file} and {@code --https-key-file}. The files are read each time in full through
+ * their paths, so a Kubernetes Secret volume's {@code ..data} symlink swap is seen; the key must
+ * belong to the certificate, so a half-rotated pair is refused rather than used.
  */
 public final class ClientTlsFiles {
 
@@ -24,11 +26,29 @@ public final class ClientTlsFiles {
   private final Optional<Path> caCert;
   private final Optional<Path> cert;
   private final Optional<Path> key;
+  private final String caFlag;
+  private final String certFlag;
+  private final String keyFlag;
 
+  /** The etcd client's files. */
   public ClientTlsFiles(Optional<Path> caCert, Optional<Path> cert, Optional<Path> key) {
+    this(caCert, cert, key, "cacert", "cert", "key");
+  }
+
+  /** Files given by the flags named (without dashes), which errors name. */
+  public ClientTlsFiles(
+      Optional<Path> caCert,
+      Optional<Path> cert,
+      Optional<Path> key,
+      String caFlag,
+      String certFlag,
+      String keyFlag) {
     this.caCert = caCert;
     this.cert = cert;
     this.key = key;
+    this.caFlag = caFlag;
+    this.certFlag = certFlag;
+    this.keyFlag = keyFlag;
   }
 
   public boolean any() {
@@ -44,13 +64,13 @@ public final class ClientTlsFiles {
   public ClientTlsMaterial load() throws TlsFileException {
     byte[][] bytes = readAll();
     List<X509Certificate> trusted =
-        bytes[0] == null ? List.of() : PemFile.certificates(bytes[0], "cacert", caCert.get());
+        bytes[0] == null ? List.of() : PemFile.certificates(bytes[0], caFlag, caCert.get());
     List<X509Certificate> chain =
-        bytes[1] == null ? List.of() : PemFile.certificates(bytes[1], "cert", cert.get());
+        bytes[1] == null ? List.of() : PemFile.certificates(bytes[1], certFlag, cert.get());
     Optional<PrivateKey> privateKey =
         bytes[2] == null
             ? Optional.empty()
-            : Optional.of(PemFile.privateKey(bytes[2], "key", key.get()));
+            : Optional.of(PemFile.privateKey(bytes[2], keyFlag, key.get()));
     if (privateKey.isPresent() && !chain.isEmpty()) {
       requirePair(chain.get(0).getPublicKey(), privateKey.get());
     }
@@ -58,7 +78,7 @@ public final class ClientTlsFiles {
   }
 
   private byte[][] readAll() throws TlsFileException {
-    return new byte[][] {read(caCert, "cacert"), read(cert, "cert"), read(key, "key")};
+    return new byte[][] {read(caCert, caFlag), read(cert, certFlag), read(key, keyFlag)};
   }
 
   private static String hash(byte[][] files) {
@@ -99,7 +119,9 @@ public final class ClientTlsFiles {
     }
     throw new TlsFileException(
         PemFile.problem(
-            "key", key.get(), "it does not belong to the certificate in --cert " + cert.get()));
+            keyFlag,
+            key.get(),
+            "it does not belong to the certificate in --" + certFlag + " " + cert.get()));
   }
 
   private static byte[] read(Optional<Path> file, String flag) throws TlsFileException {

@@ -23,11 +23,11 @@ public record ClientTlsMaterial(
   }
 
   /** When the client certificate stops being valid, if there is one. */
-  public Optional<Instant> clientNotAfter() {
+  public Optional<Instant> certificateNotAfter() {
     return chain.isEmpty() ? Optional.empty() : Optional.of(chain.get(0).getNotAfter().toInstant());
   }
 
-  public Optional<String> clientSubject() {
+  public Optional<String> certificateSubject() {
     return chain.isEmpty()
         ? Optional.empty()
         : Optional.of(chain.get(0).getSubjectX500Principal().getName());

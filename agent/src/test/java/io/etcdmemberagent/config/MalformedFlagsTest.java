@@ -31,6 +31,13 @@ class MalformedFlagsTest {
           Map.entry("peer-urls", "peer-0:2380"),
           Map.entry("http-host", "not a host!"),
           Map.entry("http-port", "99999"),
+          Map.entry("https-cert-file", "/nonexistent/serving.crt"),
+          Map.entry("https-key-file", "/nonexistent/serving.key"),
+          Map.entry("https-client-ca-file", "/nonexistent/clients-ca.crt"),
+          Map.entry("authz", "rbac"),
+          Map.entry("authz-token-audiences", FREE_FORM),
+          Map.entry("authz-allow-ttl", "2"),
+          Map.entry("authz-deny-ttl", "0s"),
           Map.entry("poll-interval", "often"),
           Map.entry("etcd-timeout", "2"),
           Map.entry("max-lag-entries", "a few"),
@@ -186,6 +193,41 @@ class MalformedFlagsTest {
                     List.of("--promote-backoff=5s", "--promote-max-backoff=1s"), Map.of()))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("--promote-max-backoff");
+  }
+
+  @Test
+  void servingFlagsThatCannotWorkAloneAreRefused() throws Exception {
+    Path pem = Files.createTempFile("serving", ".pem");
+    try {
+      assertThatThrownBy(() -> RunConfig.parse(List.of("--https-cert-file=" + pem), Map.of()))
+          .isInstanceOf(ConfigException.class)
+          .hasMessage("--https-cert-file and --https-key-file must be given together");
+      assertThatThrownBy(() -> RunConfig.parse(List.of("--authz=kube"), Map.of()))
+          .isInstanceOf(ConfigException.class)
+          .hasMessageStartingWith("--authz=kube needs HTTPS");
+      assertThatThrownBy(() -> RunConfig.parse(List.of("--https-client-ca-file=" + pem), Map.of()))
+          .isInstanceOf(ConfigException.class)
+          .hasMessageStartingWith("--https-client-ca-file needs HTTPS");
+      ServingSettings s =
+          RunConfig.parse(
+                  List.of(
+                      "--https-cert-file=" + pem,
+                      "--https-key-file=" + pem,
+                      "--authz=kube",
+                      "--authz-token-audiences=https://kubernetes.default.svc, agent"),
+                  Map.of())
+              .serving();
+      assertThat(s.https()).isTrue();
+      assertThat(s.kubeAuthz()).isTrue();
+      assertThat(s.tokenAudiences()).containsExactly("https://kubernetes.default.svc", "agent");
+      assertThat(s.allowTtl()).hasMinutes(2);
+      assertThat(s.denyTtl()).hasSeconds(10);
+      assertThat(RunConfig.parse(List.of(), Map.of()).serving().protectsPaths())
+          .as("plain HTTP and open paths by default")
+          .isFalse();
+    } finally {
+      Files.delete(pem);
+    }
   }
 
   @Test

@@ -7,15 +7,21 @@ import io.etcdmemberagent.testing.EtcdBinaries;
 import io.etcdmemberagent.testing.EtcdCluster;
 import io.etcdmemberagent.testing.FreePorts;
 import io.etcdmemberagent.testing.Http;
+import io.etcdmemberagent.testing.HttpsClients;
 import io.etcdmemberagent.testing.Poll;
+import io.etcdmemberagent.testing.TestPki;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -136,5 +142,128 @@ class AgentJarE2E {
               "cannot serve HTTP on --http-host 127.0.0.1 --http-port " + taken.getLocalPort())
           .doesNotContain("\tat ");
     }
+  }
+
+  @TempDir Path dir;
+
+  /**
+   * HTTPS with client certificates, as a kubeadm static Pod runs it: probes anonymous, /metrics
+   * only with a certificate of the clients' CA, the serving pair replaced in place, a broken
+   * replacement refused while the last good pair goes on.
+   */
+  @Test
+  void servesHttpsToClientCertificatesAndReplacesItsKeysInPlace() throws IOException {
+    TestPki serving = new TestPki(dir, "serving");
+    TestPki clients = new TestPki(dir, "clients");
+    TestPki strangers = new TestPki(dir, "strangers");
+    Path cert = dir.resolve("tls.crt");
+    Path key = dir.resolve("tls.key");
+    install(serving.issue("first"), cert, key);
+    try (EtcdCluster cluster = EtcdCluster.start(EtcdBinaries.primary(), 1)) {
+      int port = FreePorts.next();
+      try (AgentProcess agent =
+          AgentProcess.start(
+              port,
+              Map.of("ETCD_MEMBER_AGENT_LOG_FORMAT", "json"),
+              "run",
+              "--etcd-endpoint=" + cluster.member(0).clientUrl(),
+              "--http-host=127.0.0.1",
+              "--http-port=" + port,
+              "--kube=off",
+              "--https-cert-file=" + cert,
+              "--https-key-file=" + key,
+              "--https-client-ca-file=" + clients.caCert(),
+              "--tls-reload-interval=200ms")) {
+        javax.net.ssl.SSLContext probe = HttpsClients.anyServer();
+        Poll.until(
+            "/readyz 200 over HTTPS without a certificate",
+            Duration.ofSeconds(30),
+            () -> HttpsClients.statusOrMinusOne(probe, port, "/readyz") == 200);
+        assertThat(Http.statusOrMinusOne(port, "/readyz")).as("no plain HTTP").isEqualTo(-1);
+        assertThat(HttpsClients.get(probe, port, "/metrics", null).status())
+            .as("no client certificate")
+            .isEqualTo(401);
+        TestPki.Issued stranger = strangers.issue("scraper");
+        assertThat(
+                HttpsClients.statusOrMinusOne(
+                    HttpsClients.trusting(serving.caCert(), stranger.cert(), stranger.key()),
+                    port,
+                    "/metrics"))
+            .as("a certificate of another CA: the handshake fails")
+            .isEqualTo(-1);
+        TestPki.Issued scraper = clients.issue("scraper");
+        javax.net.ssl.SSLContext scraping =
+            HttpsClients.trusting(serving.caCert(), scraper.cert(), scraper.key());
+        HttpsClients.Answer metrics = HttpsClients.get(scraping, port, "/metrics", null);
+        assertThat(metrics.status()).isEqualTo(200);
+        assertThat(metrics.body())
+            .contains("etcd_member_agent_cert_expiry_timestamp_seconds{cert=\"serving\"}");
+        assertThat(metrics.served().getSubjectX500Principal()).hasToString("CN=first");
+
+        install(serving.issue("second"), cert, key);
+        Duration rotated =
+            Poll.until(
+                "the new certificate served",
+                Duration.ofSeconds(20),
+                () ->
+                    HttpsClients.get(scraping, port, "/readyz", null)
+                        .served()
+                        .getSubjectX500Principal()
+                        .getName()
+                        .equals("CN=second"));
+        System.out.printf("serving certificate replaced in place in %d ms%n", rotated.toMillis());
+
+        TestPki.Issued third = serving.issue("third");
+        Files.copy(third.cert(), cert, StandardCopyOption.REPLACE_EXISTING); // key stays second's
+        Poll.until(
+            "the broken pair reported in /status",
+            Duration.ofSeconds(20),
+            () ->
+                HttpsClients.get(scraping, port, "/status", null)
+                    .body()
+                    .contains("does not belong to the certificate in --https-cert-file"));
+        assertThat(
+                HttpsClients.get(scraping, port, "/readyz", null)
+                    .served()
+                    .getSubjectX500Principal())
+            .as("the last good pair goes on")
+            .hasToString("CN=second");
+        assertThat(agent.output()).contains("serving-tls-reload-failed");
+      }
+    }
+  }
+
+  @Test
+  void aServingKeyOfAnotherCertificateExitsTwoNamingIt() {
+    TestPki serving = new TestPki(dir, "serving");
+    TestPki.Issued one = serving.issue("one");
+    TestPki.Issued other = serving.issue("other");
+    try (AgentProcess agent =
+        AgentProcess.start(
+            0,
+            Map.of(),
+            "run",
+            "--kube=off",
+            "--https-cert-file=" + one.cert(),
+            "--https-key-file=" + other.key())) {
+      assertThat(agent.waitFor(30)).isEqualTo(2);
+      assertThat(agent.output())
+          .startsWith(
+              "etcd-member-agent: invalid value \"" + other.key() + "\" for --https-key-file")
+          .contains("does not belong to the certificate in --https-cert-file")
+          .hasLineCount(1);
+    }
+  }
+
+  /** Replaces the pair the way a Secret volume does: each file whole, never half-written. */
+  private static void install(TestPki.Issued issued, Path cert, Path key) throws IOException {
+    Path keyTmp =
+        Files.copy(
+            issued.key(), key.resolveSibling("key.tmp"), StandardCopyOption.REPLACE_EXISTING);
+    Path certTmp =
+        Files.copy(
+            issued.cert(), cert.resolveSibling("cert.tmp"), StandardCopyOption.REPLACE_EXISTING);
+    Files.move(keyTmp, key, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    Files.move(certTmp, cert, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
   }
 }

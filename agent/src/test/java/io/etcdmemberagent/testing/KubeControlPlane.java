@@ -324,6 +324,62 @@ public final class KubeControlPlane implements AutoCloseable {
         .getAsString();
   }
 
+  /**
+   * A ServiceAccount token signed here with the server's signing key, like one from the
+   * TokenRequest API but with any expiry: the API server's minimum TTL is 10 minutes, so an expired
+   * token cannot be asked for.
+   */
+  public String signedToken(
+      String namespace, String serviceAccount, String uid, java.time.Instant expiresAt) {
+    long exp = expiresAt.getEpochSecond();
+    long iat = exp - 3600;
+    String issuer = "https://127.0.0.1:" + port;
+    String claims =
+        "{\"iss\":\""
+            + issuer
+            + "\",\"aud\":[\""
+            + issuer
+            + "\"],\"sub\":\"system:serviceaccount:"
+            + namespace
+            + ":"
+            + serviceAccount
+            + "\",\"iat\":"
+            + iat
+            + ",\"nbf\":"
+            + iat
+            + ",\"exp\":"
+            + exp
+            + ",\"kubernetes.io\":{\"namespace\":\""
+            + namespace
+            + "\",\"serviceaccount\":{\"name\":\""
+            + serviceAccount
+            + "\",\"uid\":\""
+            + uid
+            + "\"}}}";
+    java.util.Base64.Encoder b64 = java.util.Base64.getUrlEncoder().withoutPadding();
+    String signed =
+        b64.encodeToString("{\"alg\":\"ES256\",\"typ\":\"JWT\"}".getBytes())
+            + "."
+            + b64.encodeToString(claims.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    try {
+      java.security.PrivateKey key =
+          new io.etcdmemberagent.tls.ClientTlsFiles(
+                  java.util.Optional.empty(),
+                  java.util.Optional.empty(),
+                  java.util.Optional.of(dir.resolve("sa.key")))
+              .load()
+              .key()
+              .orElseThrow();
+      java.security.Signature signer =
+          java.security.Signature.getInstance("SHA256withECDSAinP1363Format");
+      signer.initSign(key);
+      signer.update(signed.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+      return signed + "." + b64.encodeToString(signer.sign());
+    } catch (Exception e) {
+      throw new IllegalStateException("cannot sign a token: " + e, e);
+    }
+  }
+
   /** Creates a namespace (and waits until it can hold objects). */
   public void createNamespace(String name) {
     admin.postJson(

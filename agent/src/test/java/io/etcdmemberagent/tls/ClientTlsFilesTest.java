@@ -39,8 +39,8 @@ class ClientTlsFilesTest {
     assertThat(m.trusted()).hasSize(1);
     assertThat(m.chain()).hasSize(1);
     assertThat(m.key()).isPresent();
-    assertThat(m.clientSubject()).hasValueSatisfying(s -> assertThat(s).contains("CN=c-"));
-    assertThat(m.clientNotAfter()).isPresent();
+    assertThat(m.certificateSubject()).hasValueSatisfying(s -> assertThat(s).contains("CN=c-"));
+    assertThat(m.certificateNotAfter()).isPresent();
   }
 
   @Test
@@ -105,6 +105,7 @@ class ClientTlsFilesTest {
     Files.createSymbolicLink(link, two.cert());
     Files.createSymbolicLink(keyLink, two.key());
     assertThat(files.contentHash()).isNotEqualTo(before);
-    assertThat(files.load().clientSubject()).hasValueSatisfying(s -> assertThat(s).contains("two"));
+    assertThat(files.load().certificateSubject())
+        .hasValueSatisfying(s -> assertThat(s).contains("two"));
   }
 }

@@ -1,8 +1,8 @@
 package io.etcdmemberagent.app.join;
 
-import io.etcdmemberagent.app.ClientTlsReloader;
 import io.etcdmemberagent.app.EtcdLogins;
 import io.etcdmemberagent.app.RunCommand;
+import io.etcdmemberagent.app.TlsReloader;
 import io.etcdmemberagent.config.GoDuration;
 import io.etcdmemberagent.config.JoinConfig;
 import io.etcdmemberagent.config.KubeSettings;
@@ -127,8 +127,8 @@ public final class JoinCommand {
   public static int execute(JoinConfig config)
       throws IOException, InterruptedException, RunCommand.StartupException {
     ClientTls tls =
-        ClientTlsReloader.toGateway(
-            ClientTlsReloader.loadAtStart(
+        TlsReloader.toGateway(
+            TlsReloader.loadAtStart(
                 new ClientTlsFiles(
                     config.tls().caCert(), config.tls().cert(), config.tls().key())));
     try (GrpcEtcdGateway etcd =

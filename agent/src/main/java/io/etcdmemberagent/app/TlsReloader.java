@@ -15,15 +15,22 @@ import java.util.Optional;
 import java.util.function.Consumer;
 
 /**
- * Re-reads the client TLS files every {@code interval} (on the poll thread, before a poll): an
- * unchanged content hash costs three small reads; a change is loaded as a whole and handed to the
- * etcd gateway; broken new files leave the last good material in use and are reported (log line
- * once per distinct problem, metric, /status) until they are fixed.
+ * Re-reads a set of TLS files every {@code interval} (on the poll thread, before a poll): the etcd
+ * client's ({@code role} client) or the HTTPS server's ({@code role} serving). An unchanged content
+ * hash costs three small reads; a change is loaded as a whole and handed to its user; broken new
+ * files leave the last good material in use and are reported (log line once per distinct problem,
+ * metric, /status) until they are fixed.
  */
-public final class ClientTlsReloader {
+public final class TlsReloader {
 
+  /** Whose files: names the log events, the expiry metric's certificate and the status keys. */
+  public static final String CLIENT = "client";
+
+  public static final String SERVING = "serving";
+
+  private final String role;
   private final ClientTlsFiles files;
-  private final Consumer<ClientTls> gateway;
+  private final Consumer<ClientTlsMaterial> user;
   private final AgentMetrics metrics;
   private final Clock clock;
   private final Duration interval;
@@ -34,15 +41,17 @@ public final class ClientTlsReloader {
   private volatile Optional<String> failure = Optional.empty();
   private volatile Map<String, Object> status = Map.of();
 
-  public ClientTlsReloader(
+  public TlsReloader(
+      String role,
       ClientTlsFiles files,
       ClientTlsMaterial initial,
-      Consumer<ClientTls> gateway,
+      Consumer<ClientTlsMaterial> user,
       AgentMetrics metrics,
       Clock clock,
       Duration interval) {
+    this.role = role;
     this.files = files;
-    this.gateway = gateway;
+    this.user = user;
     this.metrics = metrics;
     this.clock = clock;
     this.interval = interval;
@@ -88,18 +97,18 @@ public final class ClientTlsReloader {
     }
     try {
       ClientTlsMaterial next = files.load();
-      gateway.accept(toGateway(next));
+      user.accept(next);
       current = next;
       lastSeenHash = next.contentHash();
       loadedAt = clock.instant();
       failure = Optional.empty();
       metrics.recordTlsReload("success");
       EventLog.info(
-          "client-tls-reloaded",
+          role + "-tls-reloaded",
           "subject",
-          next.clientSubject().orElse("none"),
+          next.certificateSubject().orElse("none"),
           "notAfter",
-          next.clientNotAfter().map(Instant::toString).orElse("none"));
+          next.certificateNotAfter().map(Instant::toString).orElse("none"));
     } catch (TlsFileException | RuntimeException e) {
       lastSeenHash = hash;
       fail(e.getMessage());
@@ -110,17 +119,17 @@ public final class ClientTlsReloader {
   private void fail(String problem) {
     metrics.recordTlsReload("failure");
     if (!failure.equals(Optional.of(problem))) {
-      EventLog.warn("client-tls-reload-failed", "error", problem, "using", "the last good files");
+      EventLog.warn(role + "-tls-reload-failed", "error", problem, "using", "the last good files");
     }
     failure = Optional.of(problem);
     publish();
   }
 
   private void publish() {
-    current.clientNotAfter().ifPresent(t -> metrics.recordCertificateExpiry("client", t));
+    current.certificateNotAfter().ifPresent(t -> metrics.recordCertificateExpiry(role, t));
     Map<String, Object> s = new LinkedHashMap<>();
-    s.put("clientSubject", current.clientSubject().orElse(null));
-    s.put("clientNotAfter", current.clientNotAfter().map(Instant::toString).orElse(null));
+    s.put(role + "Subject", current.certificateSubject().orElse(null));
+    s.put(role + "NotAfter", current.certificateNotAfter().map(Instant::toString).orElse(null));
     s.put("loadedAt", loadedAt.toString());
     s.put("reloadInterval", io.etcdmemberagent.config.GoDuration.format(interval));
     s.put("reloadFailure", failure.orElse(null));
