@@ -80,3 +80,29 @@ seccompProfile: {type: RuntimeDefault}
 {{- define "ema.agentImage" -}}
 {{- printf "%s:%s" .Values.image.repository .Values.image.tag -}}
 {{- end -}}
+
+{{- define "ema.agentScheme" -}}
+{{- if .Values.agent.https.enabled }}HTTPS{{ else }}HTTP{{ end -}}
+{{- end -}}
+
+{{/* The Secret with the agent's serving pair: the user's, or the one the chart generates. */}}
+{{- define "ema.servingSecret" -}}
+{{- default (printf "%s-agent-serving" (include "ema.fullname" .)) .Values.agent.https.secret -}}
+{{- end -}}
+
+{{/* Cluster-scoped names carry the namespace: two releases of one name in two namespaces. */}}
+{{- define "ema.metricsReader" -}}
+{{- printf "%s-%s-metrics-reader" .Release.Namespace (include "ema.fullname" .) -}}
+{{- end -}}
+
+{{- define "ema.kubeAuthz" -}}
+{{- if eq .Values.agent.authz "kube" }}{{ if not .Values.agent.https.enabled }}{{ fail "agent.authz=kube needs agent.https.enabled=true: bearer tokens are never read over plain HTTP" }}{{ end }}true{{ end -}}
+{{- end -}}
+
+{{/*
+The ServiceAccount token, projected only into the containers that call the API server (join and
+the agent; etcd gets none): the same files automounting would give, at the same path.
+*/}}
+{{- define "ema.apiAccessMount" -}}
+- {name: kube-api-access, mountPath: /var/run/secrets/kubernetes.io/serviceaccount, readOnly: true}
+{{- end -}}

@@ -9,7 +9,7 @@ import io.etcd.jetcd.api.Member;
 import io.etcdmemberagent.testing.AgentLog;
 import io.etcdmemberagent.testing.AgentProcess;
 import io.etcdmemberagent.testing.EtcdTestClient;
-import io.etcdmemberagent.testing.Http;
+import io.etcdmemberagent.testing.HttpsClients;
 import io.etcdmemberagent.testing.KubeadmStack;
 import io.etcdmemberagent.testing.KubeadmStack.Node;
 import io.etcdmemberagent.testing.LbLoad;
@@ -229,12 +229,18 @@ class KubeadmLbE2E {
         java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
 
     LagSampler(Node node) {
+      // the manifest's HTTPS: /status answers a client certificate of the etcd CA
+      javax.net.ssl.SSLContext scraper =
+          HttpsClients.trusting(
+              node.pki("etcd/ca.crt"),
+              node.pki("etcd/healthcheck-client.crt"),
+              node.pki("etcd/healthcheck-client.key"));
       timer.scheduleAtFixedRate(
           () -> {
             String body;
             try {
               body =
-                  Http.get(node.ip(), KubeadmStack.AGENT_PORT, "/status", "application/json")
+                  HttpsClients.get(scraper, node.ip(), KubeadmStack.AGENT_PORT, "/status", null)
                       .body();
             } catch (RuntimeException notYet) {
               return; // the agent is starting

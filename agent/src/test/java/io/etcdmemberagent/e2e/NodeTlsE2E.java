@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import com.google.gson.JsonObject;
 import io.etcdmemberagent.testing.ChartRelease;
 import io.etcdmemberagent.testing.EtcdTestClient;
+import io.etcdmemberagent.testing.HttpsClients;
 import io.etcdmemberagent.testing.KubeNode;
 import io.etcdmemberagent.testing.TestPki;
 import java.nio.file.Path;
@@ -67,7 +68,9 @@ class NodeTlsE2E {
           "tls.client.serverSecret=etcd-server",
           "tls.client.agentSecret=etcd-agent",
           "tls.peer.enabled=true",
-          "tls.peer.secret=etcd-peer");
+          "tls.peer.secret=etcd-peer",
+          "agent.https.enabled=true",
+          "agent.authz=kube");
       db.awaitReadyVotersByConditions(3, Duration.ofMinutes(5));
       System.out.printf(
           "[node] TLS release: 3 Ready members in %.1f s%n", (System.nanoTime() - started) / 1e9);
@@ -83,8 +86,60 @@ class NodeTlsE2E {
             .as("the EtcdMember reports https peers")
             .doesNotContain("PlainHttpPeerUrl");
       }
+      secureServing(node, db);
       db.uninstall();
+      node.kubectl("delete", "clusterrolebinding", READER_BINDING, "--ignore-not-found");
     }
+  }
+
+  static final String READER_BINDING = NS + "-reader-reads-agents";
+
+  /**
+   * The agent port with the chart's secure serving (the pair the chart generated): the kubelet's
+   * HTTPS probes made the Pods Ready; /readyz answers anyone; /metrics and /status only a token
+   * bound to the chart's metrics-reader role; the etcd container holds no ServiceAccount token.
+   */
+  private static void secureServing(KubeNode node, ChartRelease db) {
+    for (String sa : List.of("reader", "stranger")) {
+      node.kubectl("create", "serviceaccount", sa, "-n", NS);
+    }
+    node.kubectl(
+        "create",
+        "clusterrolebinding",
+        READER_BINDING,
+        "--clusterrole=" + NS + "-" + RELEASE + "-metrics-reader",
+        "--serviceaccount=" + NS + ":reader");
+    String reader = node.kubectl("create", "token", "reader", "-n", NS).strip();
+    String stranger = node.kubectl("create", "token", "stranger", "-n", NS).strip();
+    String pod = db.pod(0);
+    String ip = db.podIps().get(pod);
+    javax.net.ssl.SSLContext any = HttpsClients.anyServer();
+    HttpsClients.Answer probe = HttpsClients.get(any, ip, 9379, "/readyz", null);
+    assertThat(probe.status()).as("/readyz without a token").isEqualTo(200);
+    assertThat(probe.served().getSubjectX500Principal().getName())
+        .as("the pair the chart generated")
+        .isEqualTo("CN=" + RELEASE);
+    for (String path : List.of("/metrics", "/status")) {
+      assertThat(HttpsClients.get(any, ip, 9379, path, null).status()).as(path).isEqualTo(401);
+      assertThat(HttpsClients.get(any, ip, 9379, path, stranger).status())
+          .as(path + " for a ServiceAccount without the role")
+          .isEqualTo(403);
+      io.etcdmemberagent.testing.Poll.until(
+          path + " for the reader (the binding may take a moment to reach the authorizer)",
+          Duration.ofSeconds(30),
+          () -> HttpsClients.get(any, ip, 9379, path, reader).status() == 200);
+    }
+    String tokenFile = "/var/run/secrets/kubernetes.io/serviceaccount/token";
+    assertThat(
+            java.nio.file.Files.exists(
+                Path.of("/proc/" + node.containerPid(NS, pod, "etcd") + "/root" + tokenFile)))
+        .as("the etcd container holds no token")
+        .isFalse();
+    assertThat(
+            java.nio.file.Files.exists(
+                Path.of("/proc/" + node.containerPid(NS, pod, "agent") + "/root" + tokenFile)))
+        .as("the agent's token is projected where client libraries look")
+        .isTrue();
   }
 
   /** A Secret with tls.crt, tls.key and ca.crt, as cert-manager writes them. */

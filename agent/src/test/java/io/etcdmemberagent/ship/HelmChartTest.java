@@ -315,6 +315,127 @@ class HelmChartTest {
   }
 
   @Test
+  void theTokenIsProjectedOnlyIntoTheContainersThatCallTheApiServer() throws IOException {
+    V1PodSpec pod = pod(render(t -> t));
+    assertThat(pod.getAutomountServiceAccountToken()).isFalse();
+    String tokenPath = "/var/run/secrets/kubernetes.io/serviceaccount";
+    for (V1Container c :
+        List.of(
+            container(pod.getContainers(), "agent"), container(pod.getInitContainers(), "join"))) {
+      assertThat(c.getVolumeMounts())
+          .as(c.getName())
+          .anyMatch(m -> m.getMountPath().equals(tokenPath));
+    }
+    assertThat(container(pod.getContainers(), "etcd").getVolumeMounts())
+        .noneMatch(m -> m.getMountPath().startsWith("/var/run/secrets"));
+    var access =
+        pod.getVolumes().stream()
+            .filter(v -> v.getName().equals("kube-api-access"))
+            .findFirst()
+            .orElseThrow()
+            .getProjected();
+    assertThat(access.getSources())
+        .as("what automounting gives: a token, the cluster CA, the namespace")
+        .hasSize(3);
+  }
+
+  @Test
+  @SuppressWarnings("unchecked")
+  void secureServingSwitchesProbesToHttpsAndGrantsExactlyTheReviews() throws IOException {
+    V1PodSpec plain = pod(render(t -> t));
+    assertThat(env(container(plain.getContainers(), "agent"), "ETCD_MEMBER_AGENT_AUTHZ"))
+        .isEqualTo("off");
+    assertThat(
+            container(plain.getContainers(), "etcd").getReadinessProbe().getHttpGet().getScheme())
+        .isEqualTo("HTTP");
+    Rendered r =
+        render(
+            t ->
+                t.set("agent.https.enabled", true)
+                    // helm-java's template asks a server for lookup(); the generated pair is
+                    // installed for real by NodeTlsE2E
+                    .set("agent.https.secret", "from-cert-manager")
+                    .set("agent.authz", "kube")
+                    .set("monitoring.serviceMonitor.enabled", true));
+    V1PodSpec pod = pod(r);
+    V1Container agent = container(pod.getContainers(), "agent");
+    V1Container etcd = container(pod.getContainers(), "etcd");
+    assertThat(etcd.getReadinessProbe().getHttpGet().getScheme()).isEqualTo("HTTPS");
+    assertThat(
+            Stream.of(agent.getReadinessProbe(), agent.getLivenessProbe(), agent.getStartupProbe())
+                .map(p -> p.getHttpGet().getScheme()))
+        .containsOnly("HTTPS");
+    assertThat(env(agent, "ETCD_MEMBER_AGENT_AUTHZ")).isEqualTo("kube");
+    assertThat(env(agent, "ETCD_MEMBER_AGENT_HTTPS_CERT_FILE"))
+        .isEqualTo("/etc/etcd-member-agent/tls/serving/tls.crt");
+    var serving =
+        pod.getVolumes().stream()
+            .filter(v -> v.getName().equals("agent-serving"))
+            .findFirst()
+            .orElseThrow()
+            .getSecret();
+    assertThat(serving.getSecretName()).isEqualTo("from-cert-manager");
+    assertThat(serving.getDefaultMode()).isEqualTo(0440);
+    assertThat(r.all(io.kubernetes.client.openapi.models.V1Secret.class))
+        .as("no generated pair beside the user's")
+        .noneMatch(x -> x.getMetadata().getName().endsWith("agent-serving"));
+    var delegation =
+        r.all(io.kubernetes.client.openapi.models.V1ClusterRoleBinding.class).stream()
+            .filter(b -> b.getRoleRef().getName().equals("system:auth-delegator"))
+            .findFirst()
+            .orElseThrow();
+    assertThat(delegation.getSubjects()).extracting(s -> s.getName()).containsExactly("etcd");
+    var reader = r.one(io.kubernetes.client.openapi.models.V1ClusterRole.class);
+    assertThat(reader.getMetadata().getName()).isEqualTo("db-etcd-metrics-reader");
+    assertThat(reader.getRules())
+        .singleElement()
+        .satisfies(
+            rule -> {
+              assertThat(rule.getNonResourceURLs()).containsExactly("/metrics", "/status");
+              assertThat(rule.getVerbs()).containsExactly("get");
+            });
+    Map<String, Object> monitor =
+        r.custom().stream()
+            .filter(m -> m.get("kind").equals("ServiceMonitor"))
+            .findFirst()
+            .orElseThrow();
+    Map<String, Object> endpoint =
+        ((List<Map<String, Object>>) ((Map<String, Object>) monitor.get("spec")).get("endpoints"))
+            .get(0);
+    assertThat(endpoint).containsEntry("scheme", "https").doesNotContainKey("bearerTokenFile");
+    assertThat(endpoint.get("authorization").toString()).contains("etcd-scraper-token");
+    assertThatThrownBy(() -> render(t -> t.set("agent.authz", "kube")))
+        .hasMessageContaining("agent.authz=kube needs agent.https.enabled=true");
+  }
+
+  @Test
+  void theNetworkPolicyIsOffByDefaultAndAdmitsPeersClientsAndScrapers() throws IOException {
+    assertThat(render(t -> t).kinds()).doesNotContain("NetworkPolicy");
+    var policy =
+        render(
+                t ->
+                    t.set("networkPolicy.enabled", true)
+                        .set("networkPolicy.clients[0].podSelector.matchLabels.app", "api")
+                        .set(
+                            "networkPolicy.scrapers[0].namespaceSelector.matchLabels.name",
+                            "monitoring"))
+            .one(io.kubernetes.client.openapi.models.V1NetworkPolicy.class);
+    var rules = policy.getSpec().getIngress();
+    assertThat(rules).hasSize(3);
+    assertThat(rules.get(0).getPorts())
+        .extracting(p -> p.getPort().toString())
+        .containsExactly("2380", "2379");
+    assertThat(rules.get(1).getFrom().get(0).getPodSelector().getMatchLabels())
+        .containsEntry("app", "api");
+    assertThat(rules.get(1).getPorts())
+        .extracting(p -> p.getPort().toString())
+        .containsExactly("2379");
+    assertThat(rules.get(2).getPorts())
+        .extracting(p -> p.getPort().toString())
+        .containsExactly("9379", "2381");
+  }
+
+  @Test
   void sidecarModeRendersOnlyRbacAndMonitoring() throws IOException {
     Rendered r =
         render(

@@ -93,8 +93,14 @@ public final class HttpsClients {
 
   /** GET {@code path} on 127.0.0.1:{@code port}, with a bearer token if not null. */
   public static Answer get(SSLContext context, int port, String path, String bearerToken) {
+    return get(context, "127.0.0.1", port, path, bearerToken);
+  }
+
+  /** GET {@code path} on {@code host}:{@code port} (a Pod's address), with a bearer token. */
+  public static Answer get(
+      SSLContext context, String host, int port, String path, String bearerToken) {
     try (SSLSocket socket = (SSLSocket) context.getSocketFactory().createSocket()) {
-      socket.connect(new InetSocketAddress("127.0.0.1", port), 2000);
+      socket.connect(new InetSocketAddress(host, port), 2000);
       socket.setSoTimeout(5000);
       socket.startHandshake();
       X509Certificate served = (X509Certificate) socket.getSession().getPeerCertificates()[0];

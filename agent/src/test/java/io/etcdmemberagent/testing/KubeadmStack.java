@@ -267,7 +267,7 @@ public final class KubeadmStack implements AutoCloseable {
     String agentCheck =
         gated
             ? """
-                http-check connect port %d
+                http-check connect port %d ssl
                 http-check send meth GET uri /readyz
                 http-check expect status 200
             """
