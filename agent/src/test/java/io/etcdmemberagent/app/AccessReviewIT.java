@@ -51,19 +51,7 @@ class AccessReviewIT {
     for (String sa : new String[] {"agent", "reader", "stranger"}) {
       kube.kubectl("create", "serviceaccount", sa, "-n", NS);
     }
-    kube.kubectl(
-        "create",
-        "clusterrole",
-        "metrics-reader",
-        "--verb=get",
-        "--non-resource-url=/metrics",
-        "--non-resource-url=/status");
-    kube.kubectl(
-        "create",
-        "clusterrolebinding",
-        "reader-reads-metrics",
-        "--clusterrole=metrics-reader",
-        "--serviceaccount=" + NS + ":reader");
+    kube.grantMetricsRead("metrics-reader", "reader-reads-metrics", NS, "reader");
   }
 
   @AfterAll

@@ -51,6 +51,9 @@ class BenchmarkE2E {
       if (all || only.contains("latency")) {
         timed("latency", () -> new LatencyBench(settings, dir).run(report));
       }
+      if (all || only.contains("secure")) {
+        timed("secure", () -> new SecureServingBench(settings, dir).run(report));
+      }
       if (all || only.contains("scale")) {
         timed("scale", () -> new ScaleBench(settings).run(report));
       }

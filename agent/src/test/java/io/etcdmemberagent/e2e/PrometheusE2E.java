@@ -13,6 +13,9 @@ import io.etcdmemberagent.testing.EtcdMember;
 import io.etcdmemberagent.testing.Etcdctl;
 import io.etcdmemberagent.testing.FreePorts;
 import io.etcdmemberagent.testing.Http;
+import io.etcdmemberagent.testing.HttpsClients;
+import io.etcdmemberagent.testing.KubeControlPlane;
+import io.etcdmemberagent.testing.KubePods;
 import io.etcdmemberagent.testing.Poll;
 import io.etcdmemberagent.testing.Processes;
 import io.etcdmemberagent.testing.PrometheusBinaries;
@@ -40,13 +43,18 @@ import org.junit.jupiter.api.io.TempDir;
  * error, the core panels have data, and real faults — a peer certificate near its end, a member
  * killed, a real NOSPACE, a learner whose etcd does not start — make their alerts go pending, then
  * firing through Prometheus' own rule evaluation, and clear afterwards (renewed, restarted,
- * compacted and disarmed, started and promoted).
+ * compacted and disarmed, started and promoted). The agents serve HTTPS with {@code --authz=kube}
+ * against a real kube-apiserver, as the chart's ServiceAccount: Prometheus scrapes with a bearer
+ * token of its own ServiceAccount, bound to a metrics-reader role, as a ServiceMonitor's {@code
+ * authorization} does.
  */
 class PrometheusE2E {
 
   static final String VERSION = EtcdBinaries.primary();
   static final Path CHART = Path.of("..", "charts", "etcd-member-agent");
   static final String ANY_POD = "*";
+  static final String NS = "alerts";
+  static final String READER = NS + "-metrics-reader";
 
   @TempDir Path dir;
 
@@ -56,6 +64,11 @@ class PrometheusE2E {
     try (EtcdCluster cluster =
         EtcdCluster.startWithFlags(VERSION, 3, List.of("--quota-backend-bytes=4194304"))) {
       List<AgentProcess> agents = new ArrayList<>();
+      KubeControlPlane kube = KubeControlPlane.shared();
+      KubePods pods = new KubePods(kube, NS, "db").withChartRbac(dir);
+      Path token = secureScraping(kube);
+      TestPki servingPki = new TestPki(dir, "serving");
+      TestPki.Issued serving = servingPki.issue("agent");
       Process prometheus = null;
       Process peerEtcd = null;
       try {
@@ -84,14 +97,15 @@ class PrometheusE2E {
             AgentProcess.start(
                 peerAgentPort,
                 Map.of(),
-                "run",
-                "--etcd-endpoint=" + peerClient,
-                "--http-host=127.0.0.1",
-                "--http-port=" + peerAgentPort,
-                "--poll-interval=500ms",
-                "--peer-cacert=" + pki.caCert(),
-                "--peer-tls-check-interval=1s",
-                "--kube=off"));
+                args(
+                    secure(pods, "peer-0", serving),
+                    "run",
+                    "--etcd-endpoint=" + peerClient,
+                    "--http-host=127.0.0.1",
+                    "--http-port=" + peerAgentPort,
+                    "--poll-interval=500ms",
+                    "--peer-cacert=" + pki.caCert(),
+                    "--peer-tls-check-interval=1s")));
         StringBuilder targets =
             new StringBuilder(
                 "  - targets: ['127.0.0.1:%d']\n    labels: {pod: peer-0}\n"
@@ -103,14 +117,15 @@ class PrometheusE2E {
               AgentProcess.start(
                   port,
                   Map.of(),
-                  "run",
-                  "--etcd-endpoint=" + m.clientUrl(),
-                  "--http-host=127.0.0.1",
-                  "--http-port=" + port,
-                  "--poll-interval=500ms",
-                  "--data-dir=" + m.dataDir(),
-                  "--fsync-probe-interval=1s",
-                  "--kube=off"));
+                  args(
+                      secure(pods, "etcd-" + i, serving),
+                      "run",
+                      "--etcd-endpoint=" + m.clientUrl(),
+                      "--http-host=127.0.0.1",
+                      "--http-port=" + port,
+                      "--poll-interval=500ms",
+                      "--data-dir=" + m.dataDir(),
+                      "--fsync-probe-interval=1s")));
           targets.append(
               "  - targets: ['127.0.0.1:%d']\n    labels: {pod: etcd-%d}\n".formatted(port, i));
         }
@@ -126,9 +141,12 @@ class PrometheusE2E {
             rule_files: [rules.yml]
             scrape_configs:
             - job_name: etcd-member-agent
+              scheme: https
+              tls_config: {ca_file: %s}
+              authorization: {type: Bearer, credentials_file: %s}
               static_configs:
             %s"""
-                .formatted(targets));
+                .formatted(servingPki.caCert(), token, targets));
         int port = FreePorts.next();
         prometheus =
             new ProcessBuilder(
@@ -148,6 +166,14 @@ class PrometheusE2E {
                     .toString()
                     .contains("\"4\""));
 
+        int anyAgent = agents.get(0).port();
+        javax.net.ssl.SSLContext anyServer = HttpsClients.anyServer();
+        assertThat(HttpsClients.get(anyServer, anyAgent, "/metrics", null).status())
+            .as("without Prometheus' token")
+            .isEqualTo(401);
+        assertThat(HttpsClients.get(anyServer, anyAgent, "/readyz", null).status())
+            .as("health stays anonymous")
+            .isIn(200, 503);
         Poll.until(
             "the core panels have data",
             Duration.ofSeconds(60),
@@ -209,15 +235,16 @@ class PrometheusE2E {
             AgentProcess.start(
                 learnerAgentPort,
                 Map.of(),
-                "run",
-                "--etcd-endpoint=" + learner.clientUrl(),
-                "--cluster-endpoints=" + endpoint,
-                "--peer-urls=" + learner.peerUrl(),
-                "--http-host=127.0.0.1",
-                "--http-port=" + learnerAgentPort,
-                "--poll-interval=500ms",
-                "--stall-timeout=3s",
-                "--kube=off"));
+                args(
+                    secure(pods, "etcd-3", serving),
+                    "run",
+                    "--etcd-endpoint=" + learner.clientUrl(),
+                    "--cluster-endpoints=" + endpoint,
+                    "--peer-urls=" + learner.peerUrl(),
+                    "--http-host=127.0.0.1",
+                    "--http-port=" + learnerAgentPort,
+                    "--poll-interval=500ms",
+                    "--stall-timeout=3s")));
         prom.awaitAlert("EtcdMemberLearnerStalled", "etcd-3", "pending");
         prom.awaitAlert("EtcdMemberLearnerStalled", "etcd-3", "firing");
         cluster.startJoined(learner);
@@ -237,9 +264,52 @@ class PrometheusE2E {
         if (peerEtcd != null) {
           Processes.kill(peerEtcd);
         }
+        kube.kubectl(
+            "delete",
+            "clusterrolebinding",
+            NS + "-agent-reviews",
+            NS + "-prometheus-reads",
+            "--ignore-not-found");
+        kube.kubectl("delete", "clusterrole", READER, "--ignore-not-found");
         agents.forEach(AgentProcess::close);
       }
     }
+  }
+
+  /**
+   * The chart's ServiceAccount may ask TokenReviews and SubjectAccessReviews; Prometheus' own
+   * ServiceAccount may get /metrics and /status. Returns the file with Prometheus' token.
+   */
+  private Path secureScraping(KubeControlPlane kube) throws IOException {
+    kube.kubectl(
+        "create",
+        "clusterrolebinding",
+        NS + "-agent-reviews",
+        "--clusterrole=system:auth-delegator",
+        "--serviceaccount=" + NS + ":db");
+    kube.kubectl("create", "serviceaccount", "prometheus", "-n", NS);
+    kube.grantMetricsRead(READER, NS + "-prometheus-reads", NS, "prometheus");
+    return Files.writeString(
+        dir.resolve("prometheus.token"), kube.token(NS, "prometheus", Duration.ofHours(1), null));
+  }
+
+  /**
+   * An agent's flags for HTTPS with {@code --authz=kube}, publishing to its own Pod object as the
+   * chart's ServiceAccount.
+   */
+  private List<String> secure(KubePods pods, String pod, TestPki.Issued serving) {
+    List<String> flags = new ArrayList<>(pods.agentFlagsFor(pod, dir));
+    flags.add("--https-cert-file=" + serving.cert());
+    flags.add("--https-key-file=" + serving.key());
+    flags.add("--authz=kube");
+    return flags;
+  }
+
+  /** {@code base} then {@code extra}, as one argument list. */
+  private static String[] args(List<String> extra, String... base) {
+    List<String> all = new ArrayList<>(List.of(base));
+    all.addAll(extra);
+    return all.toArray(String[]::new);
   }
 
   private static void placeCert(TestPki pki, Duration validFor, Path cert, Path key) {

@@ -387,6 +387,27 @@ public final class KubeControlPlane implements AutoCloseable {
         "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"" + name + "\"}}");
   }
 
+  /**
+   * The chart's metrics-reader ClusterRole (get on /metrics and /status) under {@code role}, bound
+   * to the ServiceAccount {@code namespace/serviceAccount} by {@code binding}.
+   */
+  public void grantMetricsRead(
+      String role, String binding, String namespace, String serviceAccount) {
+    kubectl(
+        "create",
+        "clusterrole",
+        role,
+        "--verb=get",
+        "--non-resource-url=/metrics",
+        "--non-resource-url=/status");
+    kubectl(
+        "create",
+        "clusterrolebinding",
+        binding,
+        "--clusterrole=" + role,
+        "--serviceaccount=" + namespace + ":" + serviceAccount);
+  }
+
   /** Runs Debian's kubectl as the admin; fails on a non-zero exit. */
   public String kubectl(String... args) {
     List<String> command = new ArrayList<>(List.of("kubectl", "--kubeconfig=" + adminKubeconfig()));
