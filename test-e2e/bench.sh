@@ -6,7 +6,7 @@
 #
 #   test-e2e/bench.sh              # full: 5 runs per figure, 60 MB learner, 10 min steady window
 #   RUNS=3 STEADY=300 test-e2e/bench.sh
-#   MODE=smoke test-e2e/bench.sh   # what the default test run does (1 run, small data)
+#   MODE=smoke test-e2e/bench.sh   # what the default test run does (1 run, small data, no node part)
 #   BEFORE=946eb2f ONLY=footprint,latency test-e2e/bench.sh   # "before" = the agent at that revision
 #   PREVIOUS_JAR=old.jar ...      # a footprint row for that jar with the image's flags
 #

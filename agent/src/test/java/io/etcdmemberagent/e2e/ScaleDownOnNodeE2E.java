@@ -9,7 +9,6 @@ import com.google.gson.JsonParser;
 import io.etcd.jetcd.api.Member;
 import io.etcdmemberagent.testing.ChartRelease;
 import io.etcdmemberagent.testing.EtcdTestClient;
-import io.etcdmemberagent.testing.Http;
 import io.etcdmemberagent.testing.KubeNode;
 import io.etcdmemberagent.testing.Poll;
 import io.etcdmemberagent.testing.Processes;
@@ -42,7 +41,6 @@ class ScaleDownOnNodeE2E {
 
   static final String NS = "ledger";
   static final String STS = "ledger";
-  static final int AGENT_PORT = 9379;
 
   /** Shorter than the chart's defaults so the catch-up cases take seconds, not minutes. */
   static final String[] SETS = {
@@ -63,6 +61,7 @@ class ScaleDownOnNodeE2E {
       db.createRestrictedNamespace();
       db.install(sets("replicas=5"));
       db.awaitReadyVoters(5, Duration.ofMinutes(6));
+      db.awaitAgentReader(db.podIps().get(pod(0)));
       Map<String, Long> five = db.memberIds();
       client.put(url(db, 0), "before", "kept".getBytes(StandardCharsets.UTF_8));
 
@@ -212,7 +211,7 @@ class ScaleDownOnNodeE2E {
               () -> {
                 String status = "unreachable";
                 try {
-                  status = scaleDownStatus(surplusIp).get("reason").getAsString();
+                  status = scaleDownStatus(db, surplusIp).get("reason").getAsString();
                 } catch (RuntimeException e) {
                   // the agent has stopped: its Pod's condition may still say it
                 }
@@ -389,8 +388,8 @@ class ScaleDownOnNodeE2E {
     return "absent";
   }
 
-  private static JsonObject scaleDownStatus(String ip) {
-    return JsonParser.parseString(Http.get(ip, AGENT_PORT, "/status", null).body())
+  private static JsonObject scaleDownStatus(ChartRelease db, String ip) {
+    return JsonParser.parseString(db.agentGet(ip, "/status").body())
         .getAsJsonObject()
         .getAsJsonObject("scaleDown");
   }

@@ -166,6 +166,7 @@ final class FaultRig implements AutoCloseable {
         new Recorder(
             () -> host,
             port,
+            false,
             () -> publication == null ? "" : Recorder.readyOf(publication.conditions()),
             () -> localUrl,
             others);

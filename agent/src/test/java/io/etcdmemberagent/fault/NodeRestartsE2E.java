@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import com.google.gson.JsonObject;
 import io.etcdmemberagent.testing.ChartRelease;
 import io.etcdmemberagent.testing.EtcdTestClient;
-import io.etcdmemberagent.testing.Http;
 import io.etcdmemberagent.testing.KubeNode;
 import io.etcdmemberagent.testing.Poll;
 import java.nio.charset.StandardCharsets;
@@ -29,7 +28,6 @@ import org.junit.jupiter.api.Test;
 class NodeRestartsE2E {
 
   static final String NS = "inventory";
-  static final int AGENT_PORT = 9379;
 
   /** The chart's poll (1 s) and etcd timeout (2 s), plus the sampling period. */
   static final Duration DETECTION = Duration.ofMillis(3400);
@@ -68,7 +66,8 @@ class NodeRestartsE2E {
         recorders.add(
             new Recorder(
                 () -> addresses.get(pod),
-                AGENT_PORT,
+                ChartRelease.AGENT_PORT,
+                true,
                 () ->
                     java.util.Objects.requireNonNullElse(
                         ChartRelease.condition(db.pod(pod), Recorder.READY_CONDITION), ""),
@@ -116,10 +115,7 @@ class NodeRestartsE2E {
       Poll.until(
           "the new Pod's agent knows its Pod",
           Duration.ofSeconds(30),
-          () ->
-              Http.get(db.podIps().get(deleted), AGENT_PORT, "/status", null)
-                  .body()
-                  .contains(newUid));
+          () -> db.agentGet(db.podIps().get(deleted), "/status").body().contains(newUid));
 
       String stopped = db.pod(2);
       int restarts = restartCount(db.pod(stopped), "etcd");

@@ -5,6 +5,7 @@ import com.google.gson.JsonElement;
 import io.etcd.jetcd.api.Member;
 import io.etcd.jetcd.api.StatusResponse;
 import io.etcdmemberagent.testing.EtcdTestClient;
+import io.etcdmemberagent.testing.HttpsClients;
 import java.util.List;
 import java.util.function.Supplier;
 
@@ -23,6 +24,7 @@ final class Recorder implements AutoCloseable {
   private final EtcdTestClient etcd = new EtcdTestClient();
   private final Supplier<String> agentHost;
   private final int agentPort;
+  private final javax.net.ssl.SSLSocketFactory tls;
   private final Supplier<String> readyCondition;
   private final Supplier<String> localUrl;
   private final Supplier<List<String>> others;
@@ -33,6 +35,8 @@ final class Recorder implements AutoCloseable {
 
   /**
    * @param agentHost where the agent answers
+   * @param https whether the agent serves HTTPS (its certificate is not verified, as the kubelet's
+   *     probes do not)
    * @param readyCondition the published ready condition's status ("" where none is published)
    * @param localUrl the local member's client URL as the test reaches it (not through a proxy)
    * @param others client URLs of the other members, asked for the member list
@@ -40,11 +44,13 @@ final class Recorder implements AutoCloseable {
   Recorder(
       Supplier<String> agentHost,
       int agentPort,
+      boolean https,
       Supplier<String> readyCondition,
       Supplier<String> localUrl,
       Supplier<List<String>> others) {
     this.agentHost = agentHost;
     this.agentPort = agentPort;
+    this.tls = https ? HttpsClients.anyServer().getSocketFactory() : null;
     this.readyCondition = readyCondition;
     this.localUrl = localUrl;
     this.others = others;
@@ -141,9 +147,10 @@ final class Recorder implements AutoCloseable {
     if (host == null) {
       return -1;
     }
-    try (java.net.Socket s = new java.net.Socket()) {
-      s.connect(new java.net.InetSocketAddress(host, agentPort), 1000);
-      s.setSoTimeout(1000);
+    try (java.net.Socket plain = new java.net.Socket()) {
+      plain.connect(new java.net.InetSocketAddress(host, agentPort), 1000);
+      plain.setSoTimeout(1000);
+      java.net.Socket s = tls == null ? plain : tls.createSocket(plain, host, agentPort, true);
       s.getOutputStream()
           .write(
               ("GET /readyz HTTP/1.0\r\nHost: " + host + "\r\n\r\n")

@@ -85,7 +85,8 @@ class ChartOnApiServerIT {
                     .template()
                     .withName("etcd")
                     .withNamespace(namespace)
-                    .withKubeVersion(kube.version().substring(1)))
+                    .withKubeVersion(kube.version().substring(1))
+                    .set("agent.https.secret", HelmChartTest.SERVING_SECRET))
             .call();
     List<String> applied = new ArrayList<>();
     List<String> skipped = new ArrayList<>();

@@ -57,6 +57,13 @@ class HelmChartTest {
     }
   }
 
+  /**
+   * helm-java's template asks an API server for {@code lookup()} (helm's own CLI does not), so the
+   * renders here name a serving Secret; the pair the chart generates is installed by the real helm
+   * on the node (NodeTlsE2E and every test of the chart's defaults there).
+   */
+  static final String SERVING_SECRET = "etcd-serving";
+
   @SuppressWarnings("unchecked")
   static Rendered render(UnaryOperator<TemplateCommand> values) throws IOException {
     String manifest =
@@ -66,7 +73,8 @@ class HelmChartTest {
                     .template()
                     .withName("etcd")
                     .withNamespace("db")
-                    .withKubeVersion("1.31.0"))
+                    .withKubeVersion("1.31.0")
+                    .set("agent.https.secret", SERVING_SECRET))
             .call();
     List<KubernetesObject> objects = new ArrayList<>();
     List<Map<String, Object>> custom = new ArrayList<>();
@@ -116,6 +124,8 @@ class HelmChartTest {
             "ServiceAccount",
             "Role",
             "RoleBinding",
+            "ClusterRole",
+            "ClusterRoleBinding",
             "Service",
             "Service",
             "PodDisruptionBudget",
@@ -341,21 +351,28 @@ class HelmChartTest {
 
   @Test
   @SuppressWarnings("unchecked")
-  void secureServingSwitchesProbesToHttpsAndGrantsExactlyTheReviews() throws IOException {
-    V1PodSpec plain = pod(render(t -> t));
+  void secureServingIsTheDefaultWithHttpsProbesAndExactlyTheReviews() throws IOException {
+    V1PodSpec plain =
+        pod(render(t -> t.set("agent.https.enabled", false).set("agent.authz", "off")));
     assertThat(env(container(plain.getContainers(), "agent"), "ETCD_MEMBER_AGENT_AUTHZ"))
         .isEqualTo("off");
     assertThat(
             container(plain.getContainers(), "etcd").getReadinessProbe().getHttpGet().getScheme())
         .isEqualTo("HTTP");
+    Rendered defaults = render(t -> t);
+    V1PodSpec byDefault = pod(defaults);
+    assertThat(env(container(byDefault.getContainers(), "agent"), "ETCD_MEMBER_AGENT_AUTHZ"))
+        .isEqualTo("kube");
+    assertThat(
+            container(byDefault.getContainers(), "etcd")
+                .getReadinessProbe()
+                .getHttpGet()
+                .getScheme())
+        .isEqualTo("HTTPS");
     Rendered r =
         render(
             t ->
-                t.set("agent.https.enabled", true)
-                    // helm-java's template asks a server for lookup(); the generated pair is
-                    // installed for real by NodeTlsE2E
-                    .set("agent.https.secret", "from-cert-manager")
-                    .set("agent.authz", "kube")
+                t.set("agent.https.secret", "from-cert-manager")
                     .set("monitoring.serviceMonitor.enabled", true));
     V1PodSpec pod = pod(r);
     V1Container agent = container(pod.getContainers(), "agent");
@@ -404,7 +421,7 @@ class HelmChartTest {
             .get(0);
     assertThat(endpoint).containsEntry("scheme", "https").doesNotContainKey("bearerTokenFile");
     assertThat(endpoint.get("authorization").toString()).contains("etcd-scraper-token");
-    assertThatThrownBy(() -> render(t -> t.set("agent.authz", "kube")))
+    assertThatThrownBy(() -> render(t -> t.set("agent.https.enabled", false)))
         .hasMessageContaining("agent.authz=kube needs agent.https.enabled=true");
   }
 
@@ -444,8 +461,19 @@ class HelmChartTest {
                     .set("monitoring.serviceMonitor.enabled", true)
                     .set("monitoring.prometheusRule.enabled", true));
     assertThat(r.kinds())
-        .containsExactlyInAnyOrder(
-            "ServiceAccount", "Role", "RoleBinding", "ServiceMonitor", "PrometheusRule");
+        .as("the agent's and the scraper's RBAC, the scraper's token, monitoring")
+        .containsOnly(
+            "ServiceAccount",
+            "Role",
+            "RoleBinding",
+            "ClusterRole",
+            "ClusterRoleBinding",
+            "Secret",
+            "ServiceMonitor",
+            "PrometheusRule");
+    assertThat(r.all(io.kubernetes.client.openapi.models.V1Secret.class))
+        .extracting(x -> x.getMetadata().getName())
+        .containsExactly("etcd-scraper-token");
   }
 
   @Test

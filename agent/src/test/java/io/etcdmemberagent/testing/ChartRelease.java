@@ -23,11 +23,15 @@ public final class ChartRelease {
   public static final Path CHART = KubePods.CHART.toAbsolutePath();
   public static final String PREFIX = KubePods.PREFIX;
 
+  /** The agent's port in the chart (HTTPS by default). */
+  public static final int AGENT_PORT = 9379;
+
   private final KubeNode node;
   private final String name;
   private final String namespace;
   private final EtcdTestClient client;
   private final String scheme;
+  private String readerToken;
 
   public ChartRelease(KubeNode node, String name, String namespace, EtcdTestClient client) {
     this(node, name, namespace, client, "http");
@@ -80,6 +84,44 @@ public final class ChartRelease {
 
   public void uninstall() {
     node.helm("uninstall", name, "-n", namespace, "--wait", "--timeout", "5m");
+    if (readerToken != null) {
+      node.kubectl("delete", "clusterrolebinding", readerBinding(), "--ignore-not-found");
+      readerToken = null;
+    }
+  }
+
+  /**
+   * GET {@code path} from the agent at {@code ip} over the chart's default secure serving (HTTPS,
+   * the certificate not verified, as the kubelet does), with the token of a ServiceAccount bound to
+   * the chart's metrics-reader ClusterRole: made on first use, unbound by {@link #uninstall}.
+   */
+  public HttpsClients.Answer agentGet(String ip, String path) {
+    if (readerToken == null) {
+      node.kubectl("create", "serviceaccount", name + "-reader", "-n", namespace);
+      node.kubectl(
+          "create",
+          "clusterrolebinding",
+          readerBinding(),
+          "--clusterrole=" + namespace + "-" + name + "-metrics-reader",
+          "--serviceaccount=" + namespace + ":" + name + "-reader");
+      readerToken = node.kubectl("create", "token", name + "-reader", "-n", namespace).strip();
+    }
+    return HttpsClients.get(HttpsClients.anyServer(), ip, AGENT_PORT, path, readerToken);
+  }
+
+  /**
+   * Polls {@link #agentGet} on /status until 200: a new binding takes a moment to reach the API
+   * server's authorizer, and the agent keeps a refusal for its deny TTL (10 s).
+   */
+  public void awaitAgentReader(String ip) {
+    Poll.until(
+        "the reader's token is authorized by the agent at " + ip,
+        Duration.ofSeconds(45),
+        () -> agentGet(ip, "/status").status() == 200);
+  }
+
+  private String readerBinding() {
+    return namespace + "-" + name + "-reader";
   }
 
   public String pod(int ordinal) {
