@@ -18,9 +18,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The agent on auth-enabled etcd (3.6, 3.5, 3.7, 3.4): each row of README's privilege table,
- * measured against the real version. Users: {@code root} (root role) and {@code observer} (no role
- * at all).
+ * The agent on auth-enabled etcd (3.6, 3.5, 3.7, 3.4): each row of the privilege table in
+ * docs/compatibility.md, measured against the real version. Users: {@code root} (root role) and
+ * {@code observer} (no role at all).
  */
 class AuthIT {
 

@@ -240,10 +240,10 @@ class AlertRulesIT {
   }
 
   @Test
-  void everyAlertHasARunbookInTheReadme() throws IOException {
-    String readme = Files.readString(Path.of("..", "README.md"));
+  void everyAlertHasARunbookInTheAlertsPage() throws IOException {
+    String runbooks = Files.readString(Path.of("..", "docs", "alerts.md"));
     Set<String> anchors =
-        readme
+        runbooks
             .lines()
             .filter(l -> l.startsWith("#"))
             .map(
@@ -255,9 +255,9 @@ class AlertRulesIT {
             .collect(Collectors.toSet());
     for (Map<String, Object> rule : rules) {
       String url = annotations(rule).get("runbook_url");
-      assertThat(url).as("%s's runbook_url", rule.get("alert")).contains("README.md#");
+      assertThat(url).as("%s's runbook_url", rule.get("alert")).contains("docs/alerts.md#");
       assertThat(anchors)
-          .as("a README section for %s", rule.get("alert"))
+          .as("a section of docs/alerts.md for %s", rule.get("alert"))
           .contains(url.substring(url.indexOf('#') + 1));
     }
   }
