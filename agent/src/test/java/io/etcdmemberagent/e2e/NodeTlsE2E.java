@@ -88,11 +88,8 @@ class NodeTlsE2E {
       }
       secureServing(node, db);
       db.uninstall();
-      node.kubectl("delete", "clusterrolebinding", READER_BINDING, "--ignore-not-found");
     }
   }
-
-  static final String READER_BINDING = NS + "-reader-reads-agents";
 
   /**
    * The agent port with the chart's secure serving (the pair the chart generated): the kubelet's
@@ -100,34 +97,27 @@ class NodeTlsE2E {
    * bound to the chart's metrics-reader role; the etcd container holds no ServiceAccount token.
    */
   private static void secureServing(KubeNode node, ChartRelease db) {
-    for (String sa : List.of("reader", "stranger")) {
-      node.kubectl("create", "serviceaccount", sa, "-n", NS);
-    }
-    node.kubectl(
-        "create",
-        "clusterrolebinding",
-        READER_BINDING,
-        "--clusterrole=" + NS + "-" + RELEASE + "-metrics-reader",
-        "--serviceaccount=" + NS + ":reader");
-    String reader = node.kubectl("create", "token", "reader", "-n", NS).strip();
+    node.kubectl("create", "serviceaccount", "stranger", "-n", NS);
     String stranger = node.kubectl("create", "token", "stranger", "-n", NS).strip();
     String pod = db.pod(0);
     String ip = db.podIps().get(pod);
     javax.net.ssl.SSLContext any = HttpsClients.anyServer();
-    HttpsClients.Answer probe = HttpsClients.get(any, ip, 9379, "/readyz", null);
+    HttpsClients.Answer probe = HttpsClients.get(any, ip, ChartRelease.AGENT_PORT, "/readyz", null);
     assertThat(probe.status()).as("/readyz without a token").isEqualTo(200);
     assertThat(probe.served().getSubjectX500Principal().getName())
         .as("the pair the chart generated")
         .isEqualTo("CN=" + RELEASE);
     for (String path : List.of("/metrics", "/status")) {
-      assertThat(HttpsClients.get(any, ip, 9379, path, null).status()).as(path).isEqualTo(401);
-      assertThat(HttpsClients.get(any, ip, 9379, path, stranger).status())
+      assertThat(HttpsClients.get(any, ip, ChartRelease.AGENT_PORT, path, null).status())
+          .as(path)
+          .isEqualTo(401);
+      assertThat(HttpsClients.get(any, ip, ChartRelease.AGENT_PORT, path, stranger).status())
           .as(path + " for a ServiceAccount without the role")
           .isEqualTo(403);
       io.etcdmemberagent.testing.Poll.until(
           path + " for the reader (the binding may take a moment to reach the authorizer)",
           Duration.ofSeconds(30),
-          () -> HttpsClients.get(any, ip, 9379, path, reader).status() == 200);
+          () -> db.agentGet(ip, path).status() == 200);
     }
     String tokenFile = "/var/run/secrets/kubernetes.io/serviceaccount/token";
     assertThat(
