@@ -106,3 +106,34 @@ the agent; etcd gets none): the same files automounting would give, at the same 
 {{- define "ema.apiAccessMount" -}}
 - {name: kube-api-access, mountPath: /var/run/secrets/kubernetes.io/serviceaccount, readOnly: true}
 {{- end -}}
+
+{{/* Whole seconds of a duration written in minutes and seconds (45s, 1m30s); fails otherwise. */}}
+{{- define "ema.seconds" -}}
+{{- $d := toString .value -}}
+{{- if or (eq $d "") (not (regexMatch "^([0-9]+m)?([0-9]+s)?$" $d)) -}}
+{{- fail (printf "%s=%q: write whole minutes and seconds, like 45s or 1m30s" .name $d) -}}
+{{- end -}}
+{{- $m := regexFind "[0-9]+m" $d | trimSuffix "m" | default "0" | int -}}
+{{- $s := regexFind "[0-9]+s" $d | trimSuffix "s" | default "0" | int -}}
+{{- add (mul $m 60) $s -}}
+{{- end -}}
+
+{{/*
+etcd's preStop hold must fit in the grace period: the kubelet subtracts the hook's time from it and
+still gives the stop itself 2 s, so budget + etcd's own stop + 2 s; otherwise etcd would be killed
+mid-stop, or the hold cut short. Kubernetes honours scheme HTTPS in a lifecycle httpGet from 1.26
+(before, the hook always used http and failed against the HTTPS port: only an Event says so).
+*/}}
+{{- define "ema.checkHold" -}}
+{{- if .Values.agent.removeSurplusMembers -}}
+{{- $budget := include "ema.seconds" (dict "name" "agent.scaleDownBudget" "value" .Values.agent.scaleDownBudget) | int -}}
+{{- $stop := int .Values.etcd.stopSeconds -}}
+{{- $grace := int .Values.terminationGracePeriodSeconds -}}
+{{- if gt (add $budget $stop 2) $grace -}}
+{{- fail (printf "terminationGracePeriodSeconds=%d does not fit etcd's hold: agent.scaleDownBudget %ds + etcd.stopSeconds %ds + the kubelet's minimum 2s = %ds; raise it or shorten the budget" $grace $budget $stop (add $budget $stop 2)) -}}
+{{- end -}}
+{{- if and .Values.agent.https.enabled (not (semverCompare ">=1.26.0-0" .Capabilities.KubeVersion.Version)) -}}
+{{- fail (printf "Kubernetes %s runs a preStop httpGet over plain http only (scheme HTTPS is honoured from 1.26): etcd's hold on the agent's HTTPS port would fail; set agent.https.enabled=false, or agent.removeSurplusMembers=false" .Capabilities.KubeVersion.Version) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}

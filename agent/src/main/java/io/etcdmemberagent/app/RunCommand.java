@@ -79,6 +79,9 @@ public final class RunCommand {
 
   private static final Duration SCRAPE_WAIT_WHILE_STARTING = Duration.ofSeconds(5);
 
+  /** How long a stopping agent waits for etcd's hold to get its answer before the port closes. */
+  private static final Duration HOLD_ANSWERED_WITHIN = Duration.ofSeconds(2);
+
   private final RunConfig config;
   private final Clock clock = Clock.systemUTC();
   private final CountDownLatch stopped = new CountDownLatch(1);
@@ -95,12 +98,14 @@ public final class RunCommand {
   private volatile TlsReloader servingReloader;
   private ServingAccess access;
   private SurplusRemover remover;
+  private final MembershipHold hold;
   private final Map<String, String> env;
 
   /** {@code env}: the process environment, for in-cluster detection. */
   public RunCommand(RunConfig config, Map<String, String> env) {
     this.config = config;
     this.env = Map.copyOf(env);
+    this.hold = new MembershipHold(config.scaleDown().budget());
   }
 
   /**
@@ -141,7 +146,7 @@ public final class RunCommand {
         HttpStart.begin(
             () ->
                 HttpServer.start(
-                    config.httpHost(), config.httpPort(), keys, access, view, scrapes));
+                    config.httpHost(), config.httpPort(), keys, access, view, scrapes, hold));
     try {
       metrics = new MicrometerMetrics();
       scrapes.wired(metrics);
@@ -151,6 +156,7 @@ public final class RunCommand {
       throw e;
     }
     view.wired(state);
+    hold.wired(remover);
     try {
       http = httpStart.await();
     } catch (RuntimeException e) {
@@ -580,7 +586,11 @@ public final class RunCommand {
     return http.port();
   }
 
-  /** Readiness turns false first, then the loop, HTTP and etcd channels close. */
+  /**
+   * Readiness turns false first; a surplus member is settled while etcd's preStop hold keeps etcd
+   * serving (the hold is answered before the port closes); then the loop, HTTP and etcd channels
+   * close.
+   */
   synchronized void stop() {
     if (stopped.getCount() == 0) {
       return;
@@ -594,6 +604,13 @@ public final class RunCommand {
         remover.onTermination(config.scaleDown().budget());
       } catch (RuntimeException e) {
         EventLog.warn("scale-down-fast-path-failed", "error", e.toString());
+      }
+    }
+    if (http != null) {
+      try {
+        http.awaitHoldsAnswered(HOLD_ANSWERED_WITHIN);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
       }
     }
     closeQuietly();

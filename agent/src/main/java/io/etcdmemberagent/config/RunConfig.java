@@ -153,18 +153,22 @@ public record RunConfig(
                       "re-read the Pod this often and restore our conditions if something removed them"),
                   new Flag(
                       "remove-surplus-members",
-                      "true",
-                      "remove this StatefulSet's surplus members (ordinal at or above replicas) one at a"
-                          + " time by the scale-down rule; false: never"),
+                      "false",
+                      "remove this StatefulSet's surplus members (ordinal outside the StatefulSet's"
+                          + " range) one at a time by the scale-down rule, holding a terminating"
+                          + " member's etcd (GET /hold-etcd from its preStop) until it is settled;"
+                          + " only where a removed member's volume can join again (the chart's"
+                          + " cluster mode, with join), false: never"),
                   new Flag(
                       "scale-down-check-interval",
                       "30s",
                       "how often the leader's agent looks for surplus members whose Pods are gone"),
                   new Flag(
                       "scale-down-budget",
-                      "20s",
-                      "on SIGTERM, how long a surplus member's agent keeps trying to remove its member"
-                          + " (below the Pod's terminationGracePeriodSeconds)"),
+                      "45s",
+                      "on SIGTERM or etcd's hold, how long a surplus member's agent keeps trying to"
+                          + " remove its member while etcd is held (budget + etcd's stop + 2s within"
+                          + " the Pod's terminationGracePeriodSeconds)"),
                   new Flag(
                       "down-event-after",
                       "30s",

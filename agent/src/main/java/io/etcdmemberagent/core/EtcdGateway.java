@@ -13,6 +13,14 @@ public interface EtcdGateway extends AutoCloseable {
   Membership memberList(String endpoint);
 
   /**
+   * {@code MemberList} with {@code linearizable: true} (etcd 3.5+): answered only once the member
+   * has applied everything the leader committed before the call, so a lagging member's stale view
+   * is never returned; it fails without a quorum. etcd 3.4 ignores the field and answers its local
+   * view.
+   */
+  Membership linearizableMemberList(String endpoint);
+
+  /**
    * {@code Alarm(GET)} through one client URL, which must belong to a voter: every member's alarms,
    * or empty when the call failed.
    */

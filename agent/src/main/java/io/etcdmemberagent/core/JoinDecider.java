@@ -41,6 +41,12 @@ public final class JoinDecider {
         "the data dir holds member "
             + Long.toHexString(removedId)
             + ", which the cluster no longer lists (removed)";
+    if (facts.target() instanceof ScaleTarget.Unread unread) {
+      return new JoinPlan.Wait(
+          what
+              + "; the StatefulSet, which says whether this ordinal is wanted, was not read: "
+              + unread.reason());
+    }
     if (!(facts.target() instanceof ScaleTarget.Replicas target)) {
       return new JoinPlan.Fail(
           what
@@ -52,22 +58,32 @@ public final class JoinDecider {
       return new JoinPlan.Fail(
           what + "; " + facts.name() + " is not a Pod of StatefulSet " + target.statefulSet());
     }
-    if (ordinal.getAsInt() >= target.replicas()) {
+    if (!target.wants(ordinal.getAsInt())) {
       return new JoinPlan.Fail(
           what
               + "; its ordinal "
               + ordinal.getAsInt()
-              + " is still surplus (replicas "
-              + target.replicas()
+              + " is still surplus (ordinals "
+              + target.range()
               + "): it stays out");
     }
     return new JoinPlan.SetAsideRemovedData(removedId);
   }
 
+  /**
+   * Whether the data dir holds a member this list omits: the one answer that may set data aside, so
+   * {@code join} confirms it with a linearizable read before deciding.
+   */
+  public static boolean listOmitsDataDirMember(DataDirMember dataDir, Membership membership) {
+    return dataDir instanceof DataDirMember.Identified held
+        && membership instanceof Membership.Known known
+        && known.byId(held.memberId()).isEmpty();
+  }
+
   public static JoinPlan decide(JoinFacts facts) {
-    if (facts.dataDir() instanceof DataDirMember.Identified held
-        && facts.membership() instanceof Membership.Known known
-        && known.byId(held.memberId()).isEmpty()) {
+    if (listOmitsDataDirMember(facts.dataDir(), facts.membership())
+        && facts.dataDir() instanceof DataDirMember.Identified held
+        && facts.membership() instanceof Membership.Known known) {
       if (known.clusterId() != 0
           && held.clusterId() != 0
           && known.clusterId() != held.clusterId()) {

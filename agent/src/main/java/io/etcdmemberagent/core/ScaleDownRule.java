@@ -1,6 +1,5 @@
 package io.etcdmemberagent.core;
 
-import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
@@ -9,12 +8,17 @@ import java.util.OptionalInt;
 /**
  * The scale-down rule, one rule for both paths. A member is surplus only when it belongs to the
  * StatefulSet (its name, or before it started its peer URL's host, is {@code <statefulset>-<n>})
- * and its ordinal is at or above {@code replicas}; {@code replicas: 0} is a pause and removes
- * nothing, and without a StatefulSet nothing is surplus. Surplus members leave one at a time:
- * learners first, then voters from the highest ordinal down, the leader last and only after
- * leadership moved. A voter is removed only while every member that stays is a started, healthy
- * voter, the voters left after the removal keep a healthy quorum, and it is not the last voter.
- * Pure.
+ * and its ordinal is outside {@code start .. start+replicas-1}; {@code replicas: 0} is a pause and
+ * removes nothing, and without a StatefulSet nothing is surplus.
+ *
+ * <p>Surplus members leave one at a time once their Pods terminate: learners first, then voters
+ * from the highest ordinal down, the leader last and only after leadership moved. A surplus member
+ * is removed whenever its removal keeps quorum: a leader is known, it is not the last voter, and
+ * the healthy voters left after it make a quorum of the voters left. Nothing else blocks it, not a
+ * staying member that is down: a terminating member's etcd stops anyway, and a cluster without it
+ * needs fewer members for quorum than one that keeps it stopped, so removing it never lowers the
+ * number of failures the cluster tolerates below what it would be without the agent. A staying
+ * member is never removed. Pure.
  */
 public final class ScaleDownRule {
 
@@ -25,6 +29,9 @@ public final class ScaleDownRule {
 
   /** The Idle reason when the StatefulSet could not be read: undecided, not settled. */
   public static final String STATEFUL_SET_UNREAD = "StatefulSetUnread";
+
+  /** The Idle reason of the catch-up path while the next surplus member's own agent may act. */
+  public static final String SURPLUS_POD_PRESENT = "SurplusPodPresent";
 
   private ScaleDownRule() {}
 
@@ -44,9 +51,8 @@ public final class ScaleDownRule {
     List<MemberInfo> surplus = surplusInOrder(facts, target);
     if (surplus.isEmpty()) {
       return new ScaleDownDecision.Idle(
-          "NoSurplusMember", "no member at or above ordinal " + target.replicas());
+          "NoSurplusMember", "no member outside ordinals " + target.range());
     }
-    MemberInfo first = surplus.get(0);
     ScaleDownTrigger trigger = facts.trigger();
     if (trigger instanceof ScaleDownTrigger.OwnPodTerminating own) {
       Optional<MemberInfo> self = facts.members().byId(own.selfId());
@@ -55,23 +61,41 @@ public final class ScaleDownRule {
       }
       if (!surplus.contains(self.get())) {
         return new ScaleDownDecision.Idle(
-            "NotSurplus", "this member's ordinal is below replicas " + target.replicas());
+            "NotSurplus", "this member's ordinal is within " + target.range());
       }
-      if (first.id() != own.selfId()) {
-        return new ScaleDownDecision.AwaitTurn(
-            self.get(), first, label(first) + " leaves first (learners first, the leader last)");
+      MemberInfo next = leaving(facts, surplus, own.selfId()).get(0);
+      if (next.id() == own.selfId() || facts.pod(podName(next)) == SurplusPod.GONE) {
+        return removeSafely(facts, target, next, FAST_PATH);
       }
-      return removeSafely(facts, target, first, FAST_PATH);
+      return new ScaleDownDecision.AwaitTurn(
+          self.get(), next, label(next) + " leaves first (learners first, the leader last)");
     }
-    ScaleDownTrigger.CatchUp catchUp = (ScaleDownTrigger.CatchUp) trigger;
-    if (facts.leaderId() == 0 || facts.leaderId() != catchUp.selfId()) {
+    if (facts.leaderId() == 0 || facts.leaderId() != trigger.selfId()) {
       return new ScaleDownDecision.Idle("NotTheLeader", "the leader's agent catches up");
     }
-    if (catchUp.podsWithAgents().contains(podName(first))) {
+    List<MemberInfo> leaving = leaving(facts, surplus, 0);
+    if (leaving.isEmpty()) {
       return new ScaleDownDecision.Idle(
-          "SurplusPodPresent", label(first) + " is removed by its own agent while its Pod runs");
+          SURPLUS_POD_PRESENT,
+          "the surplus members' Pods still run: each leaves once its Pod terminates");
     }
-    return removeSafely(facts, target, first, CATCH_UP_PATH);
+    MemberInfo next = leaving.get(0);
+    if (facts.pod(podName(next)) != SurplusPod.GONE) {
+      return new ScaleDownDecision.Idle(
+          SURPLUS_POD_PRESENT, label(next) + " is removed by its own agent while its Pod runs");
+    }
+    return removeSafely(facts, target, next, CATCH_UP_PATH);
+  }
+
+  /**
+   * The surplus members whose Pods terminate or are gone, in removal order; the asking member
+   * ({@code selfId}) counts as leaving whatever an older read of its Pod said.
+   */
+  private static List<MemberInfo> leaving(
+      ScaleDownFacts facts, List<MemberInfo> surplus, long selfId) {
+    return surplus.stream()
+        .filter(m -> m.id() == selfId || facts.pod(podName(m)) != SurplusPod.RUNNING)
+        .toList();
   }
 
   private static ScaleDownDecision removeSafely(
@@ -85,21 +109,11 @@ public final class ScaleDownRule {
       return new ScaleDownDecision.Blocked(
           candidate, "SurplusLastVoter", label(candidate) + " is the last voter: never removed");
     }
-    List<String> notReady = new ArrayList<>();
-    for (MemberInfo m : facts.members().members()) {
-      if (!isSurplus(target, m)
-          && (m.learner() || !m.started() || !facts.healthy().contains(m.id()))) {
-        notReady.add(label(m) + (m.learner() ? " (learner)" : m.started() ? "" : " (not started)"));
-      }
-    }
-    if (!notReady.isEmpty()) {
+    if (facts.leaderId() == 0) {
       return new ScaleDownDecision.Blocked(
           candidate,
-          "SurplusStayingMemberNotReady",
-          "removing "
-              + label(candidate)
-              + " waits until every member that stays is a started, healthy voter; not yet: "
-              + String.join(", ", notReady));
+          "SurplusNoLeader",
+          "no leader is known (the voters may have no quorum): a removal needs one");
     }
     List<MemberInfo> votersAfter = voters.stream().filter(m -> m.id() != candidate.id()).toList();
     long healthyAfter = votersAfter.stream().filter(m -> facts.healthy().contains(m.id())).count();
@@ -119,19 +133,12 @@ public final class ScaleDownRule {
     }
     if (candidate.id() == facts.leaderId()) {
       return votersAfter.stream()
-          .filter(m -> !isSurplus(target, m) && facts.healthy().contains(m.id()))
-          .min(Comparator.comparingInt(m -> ordinal(target.statefulSet(), m).orElse(0)))
+          .filter(m -> facts.healthy().contains(m.id()))
+          .min(
+              Comparator.<MemberInfo>comparingInt(m -> isSurplus(target, m) ? 1 : 0)
+                  .thenComparingInt(m -> ordinal(target.statefulSet(), m).orElse(0)))
           .<ScaleDownDecision>map(to -> new ScaleDownDecision.MoveLeader(candidate, to.id()))
-          .orElseGet(
-              () ->
-                  new ScaleDownDecision.Blocked(
-                      candidate,
-                      "SurplusQuorumAtRisk",
-                      "no healthy staying voter to hand leadership to"));
-    }
-    if (facts.leaderId() == 0) {
-      return new ScaleDownDecision.Blocked(
-          candidate, "SurplusNoLeader", "no leader is known: a removal needs one");
+          .orElseThrow(); // healthyAfter >= quorumAfter >= 1
     }
     return new ScaleDownDecision.Remove(candidate, ordinal, path);
   }
@@ -150,9 +157,10 @@ public final class ScaleDownRule {
         .toList();
   }
 
-  private static boolean isSurplus(ScaleTarget.Replicas target, MemberInfo m) {
+  /** Whether the member belongs to the StatefulSet with an ordinal it no longer wants. */
+  public static boolean isSurplus(ScaleTarget.Replicas target, MemberInfo m) {
     OptionalInt ordinal = ordinal(target.statefulSet(), m);
-    return ordinal.isPresent() && ordinal.getAsInt() >= target.replicas();
+    return ordinal.isPresent() && !target.wants(ordinal.getAsInt());
   }
 
   /** The ordinal of the member's Pod in this StatefulSet, when it is one of its Pods. */

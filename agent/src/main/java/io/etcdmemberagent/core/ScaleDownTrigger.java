@@ -1,7 +1,5 @@
 package io.etcdmemberagent.core;
 
-import java.util.Set;
-
 /** Who asks the scale-down rule, and why: the two paths of one rule. */
 public sealed interface ScaleDownTrigger {
 
@@ -9,19 +7,15 @@ public sealed interface ScaleDownTrigger {
   long selfId();
 
   /**
-   * Fast path: this member's Pod is terminating (SIGTERM or a preStop call). Only this member is
-   * ever removed on this path.
+   * Fast path: this member's Pod is terminating (SIGTERM, or etcd's preStop hold) while its etcd is
+   * held. This agent removes its own member when its turn comes, and a surplus member ahead of it
+   * whose Pod is gone (no agent of its own is left to do it).
    */
   record OwnPodTerminating(long selfId) implements ScaleDownTrigger {}
 
   /**
-   * Catch-up path: a remaining member's agent looks for surplus members that no agent of their own
-   * will remove. {@code podsWithAgents}: the StatefulSet's Pods whose agents may still act
-   * (present, and not past their deletion deadline). Only the leader's agent acts on this path.
+   * Catch-up path: a remaining member's agent removes surplus members whose Pods are gone. Only the
+   * leader's agent acts on this path.
    */
-  record CatchUp(long selfId, Set<String> podsWithAgents) implements ScaleDownTrigger {
-    public CatchUp {
-      podsWithAgents = Set.copyOf(podsWithAgents);
-    }
-  }
+  record CatchUp(long selfId) implements ScaleDownTrigger {}
 }

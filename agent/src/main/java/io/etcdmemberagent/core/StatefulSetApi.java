@@ -2,8 +2,8 @@ package io.etcdmemberagent.core;
 
 /**
  * The Kubernetes calls of the scale-down rule: the size of the StatefulSet that owns the agent's
- * Pod, whether a Pod of it still has an agent that may act, and Events on the StatefulSet. Each
- * call has a timeout and answers with a value.
+ * Pod, what is known of a Pod of it (running, terminating, gone), and Events on the StatefulSet.
+ * Each call has a timeout and answers with a value.
  */
 public interface StatefulSetApi {
 
@@ -11,11 +11,15 @@ public interface StatefulSetApi {
   ScaleTarget target();
 
   /**
-   * Whether the Pod's own agent may still act: the Pod exists and is not past its deletion deadline
-   * (its {@code deletionTimestamp}, the moment its grace period ends). Absent, or not readable:
-   * false only for a 404; any other failure answers true (never act on a doubt).
+   * A Pod of the StatefulSet as the scale-down rule sees it: {@link SurplusPod#GONE} when it is
+   * absent (404) or past its deletion deadline (its {@code deletionTimestamp}, the moment its grace
+   * period ends), {@link SurplusPod#TERMINATING} while it is being deleted, and also when it could
+   * not be read (never act on a doubt), {@link SurplusPod#RUNNING} otherwise.
    */
-  boolean agentMayAct(String podName);
+  SurplusPod pod(String podName);
+
+  /** {@link #pod} of the agent's own Pod: whether it is being deleted. */
+  SurplusPod ownPod();
 
   /** An Event on the owning StatefulSet (for removals, which outlive the removed Pod). */
   KubeAnswer createEvent(String statefulSet, PodEvent event);

@@ -145,14 +145,32 @@ public final class GrpcEtcdGateway implements EtcdGateway {
     }
   }
 
+  /**
+   * {@code linearizable} is field 1 of etcd 3.5's {@code MemberListRequest}; jetcd 0.8.7's
+   * generated message predates it, so it travels as an unknown field with the same wire encoding.
+   */
+  private static final MemberListRequest LINEARIZABLE_MEMBER_LIST =
+      MemberListRequest.newBuilder()
+          .setUnknownFields(
+              UnknownFieldSet.newBuilder()
+                  .addField(1, UnknownFieldSet.Field.newBuilder().addVarint(1).build())
+                  .build())
+          .build();
+
   @Override
   public Membership memberList(String endpoint) {
+    return memberList(endpoint, MemberListRequest.getDefaultInstance());
+  }
+
+  @Override
+  public Membership linearizableMemberList(String endpoint) {
+    return memberList(endpoint, LINEARIZABLE_MEMBER_LIST);
+  }
+
+  private Membership memberList(String endpoint, MemberListRequest request) {
     try {
       MemberListResponse r =
-          call(
-              endpoint,
-              ClusterGrpc::newBlockingStub,
-              stub -> stub.memberList(MemberListRequest.getDefaultInstance()));
+          call(endpoint, ClusterGrpc::newBlockingStub, stub -> stub.memberList(request));
       List<MemberInfo> members = r.getMembersList().stream().map(GrpcEtcdGateway::member).toList();
       return new Membership.Known(members, endpoint, r.getHeader().getClusterId());
     } catch (StatusRuntimeException e) {

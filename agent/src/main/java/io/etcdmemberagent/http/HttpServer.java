@@ -12,9 +12,10 @@ import java.util.Set;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
- * The agent's one port: /readyz, /livez, /status, /metrics, over plain HTTP or HTTPS. The health
- * paths are anonymous, as kube-apiserver's are (kubelet probes send no credential); /status and
- * /metrics answer only callers the {@link AccessPolicy} admits.
+ * The agent's one port: /readyz, /livez, /status, /metrics and /hold-etcd, over plain HTTP or
+ * HTTPS. The health paths and the hold are anonymous, as kube-apiserver's health paths are (kubelet
+ * probes and hooks send no credential); /status and /metrics answer only callers the {@link
+ * AccessPolicy} admits.
  */
 public final class HttpServer implements AutoCloseable {
 
@@ -23,10 +24,12 @@ public final class HttpServer implements AutoCloseable {
 
   private final Javalin app;
   private final Optional<TlsConnector> tls;
+  private final HoldRequests holds;
 
-  private HttpServer(Javalin app, Optional<TlsConnector> tls) {
+  private HttpServer(Javalin app, Optional<TlsConnector> tls, HoldRequests holds) {
     this.app = app;
     this.tls = tls;
+    this.holds = holds;
   }
 
   /** Plain HTTP, every path open to anyone. */
@@ -42,7 +45,20 @@ public final class HttpServer implements AutoCloseable {
       AccessPolicy access,
       AgentView view,
       MetricsSource metrics) {
+    return start(host, port, keys, access, view, metrics, EtcdHold.NONE);
+  }
+
+  /** As above, with {@code GET /hold-etcd} answered from {@code hold}. */
+  public static HttpServer start(
+      String host,
+      int port,
+      Optional<ServingKeys> keys,
+      AccessPolicy access,
+      AgentView view,
+      MetricsSource metrics,
+      EtcdHold hold) {
     Optional<TlsConnector> tls = keys.map(TlsConnector::new);
+    HoldRequests holds = new HoldRequests(hold);
     Javalin app =
         Javalin.create(
             config -> {
@@ -57,6 +73,7 @@ public final class HttpServer implements AutoCloseable {
               config.routes.get("/readyz", ctx -> readyz(ctx, view));
               config.routes.get("/readyz/{check}", ctx -> readyzOne(ctx, view));
               config.routes.get("/livez", ctx -> livez(ctx, view));
+              config.routes.get(HoldRequests.PATH, holds::serve);
               config.routes.get(
                   "/status",
                   ctx -> {
@@ -73,7 +90,7 @@ public final class HttpServer implements AutoCloseable {
                   });
             });
     app.start();
-    return new HttpServer(app, tls);
+    return new HttpServer(app, tls, holds);
   }
 
   /** HTTPS only: new connections are served with {@code keys}. */
@@ -166,8 +183,17 @@ public final class HttpServer implements AutoCloseable {
     ctx.contentType(metrics.contentType(accept)).result(metrics.scrape(accept));
   }
 
+  /**
+   * Waits, at most {@code timeout}, until every hold in flight has been answered: the caller
+   * (etcd's preStop) gets its answer before the port closes.
+   */
+  public void awaitHoldsAnswered(java.time.Duration timeout) throws InterruptedException {
+    holds.awaitNoneOpen(timeout);
+  }
+
   @Override
   public void close() {
+    holds.close();
     app.stop();
   }
 }

@@ -4,6 +4,7 @@ import io.etcdmemberagent.core.KubeAnswer;
 import io.etcdmemberagent.core.PodEvent;
 import io.etcdmemberagent.core.ScaleTarget;
 import io.etcdmemberagent.core.StatefulSetApi;
+import io.etcdmemberagent.core.SurplusPod;
 import java.time.Clock;
 import java.util.Map;
 
@@ -38,9 +39,14 @@ public final class ClientJavaStatefulSetApi implements StatefulSetApi {
       if (KubeJson.map(sts.get("metadata")).get("deletionTimestamp") != null) {
         return new ScaleTarget.None("StatefulSet " + name + " is being deleted");
       }
-      Object replicas = KubeJson.map(sts.get("spec")).get("replicas");
-      // the API server defaults replicas to 1; a missing field reads as that default
-      return new ScaleTarget.Replicas(name, replicas == null ? 1 : (int) KubeJson.number(replicas));
+      Map<?, ?> spec = KubeJson.map(sts.get("spec"));
+      Object replicas = spec.get("replicas");
+      Object start = KubeJson.map(spec.get("ordinals")).get("start");
+      // the API server defaults replicas to 1 and ordinals.start to 0; a missing field reads so
+      return new ScaleTarget.Replicas(
+          name,
+          replicas == null ? 1 : (int) KubeJson.number(replicas),
+          start == null ? 0 : (int) KubeJson.number(start));
     } catch (KubeCallException e) {
       return e.code() == 404
           ? new ScaleTarget.None("StatefulSet " + owner + " is gone")
@@ -62,15 +68,25 @@ public final class ClientJavaStatefulSetApi implements StatefulSetApi {
   }
 
   @Override
-  public boolean agentMayAct(String pod) {
+  public SurplusPod pod(String pod) {
     try {
       Map<?, ?> meta =
           KubeJson.map(api.get("api", "v1", "namespaces", namespace, "pods", pod).get("metadata"));
       Object deletion = meta.get("deletionTimestamp");
-      return deletion == null || clock.instant().isBefore(KubeJson.instant(deletion));
+      if (deletion == null) {
+        return SurplusPod.RUNNING;
+      }
+      return clock.instant().isBefore(KubeJson.instant(deletion))
+          ? SurplusPod.TERMINATING
+          : SurplusPod.GONE;
     } catch (KubeCallException e) {
-      return e.code() != 404;
+      return e.code() == 404 ? SurplusPod.GONE : SurplusPod.TERMINATING;
     }
+  }
+
+  @Override
+  public SurplusPod ownPod() {
+    return pod(podName);
   }
 
   @Override

@@ -17,6 +17,12 @@ public final class FakeEtcd implements EtcdGateway {
   public final Map<String, LocalObservation> statuses = new HashMap<>();
   public final Map<String, Membership> lists = new HashMap<>();
 
+  /**
+   * Linearizable answers where they differ from {@link #lists} (a lagging member's local view);
+   * otherwise a linearizable read answers as {@link #lists} does.
+   */
+  public final Map<String, Membership> linearizableLists = new HashMap<>();
+
   /** Answers to remove calls, in order; accepted when empty. */
   public final Deque<ChangeAnswer> removeAnswers = new ArrayDeque<>();
 
@@ -37,6 +43,16 @@ public final class FakeEtcd implements EtcdGateway {
   @Override
   public java.util.Optional<List<io.etcdmemberagent.core.Alarm>> alarmList(String endpoint) {
     return java.util.Optional.empty();
+  }
+
+  @Override
+  public Membership linearizableMemberList(String endpoint) {
+    calls.add("linearizable list " + endpoint);
+    Membership m = linearizableLists.get(endpoint);
+    if (m == null) {
+      m = lists.getOrDefault(endpoint, new Membership.Unknown(endpoint + " down"));
+    }
+    return m instanceof Membership.Known k ? new Membership.Known(k.members(), endpoint) : m;
   }
 
   @Override

@@ -1,5 +1,6 @@
 package io.etcdmemberagent.core;
 
+import static io.etcdmemberagent.core.ScaleDownRuleTest.catchUp;
 import static io.etcdmemberagent.core.ScaleDownRuleTest.decide;
 import static io.etcdmemberagent.core.ScaleDownRuleTest.members;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -12,30 +13,17 @@ class MembershipConditionTest {
 
   @Test
   void aSurplusMemberTheRuleMayNotRemoveIsFalseWithTheRulesReason() {
-    PodCondition c =
-        MembershipCondition.of(
-            decide(
-                members(5),
-                3,
-                1,
-                Set.of(1L, 2L, 4L, 5L),
-                new ScaleDownTrigger.CatchUp(1, Set.of())));
+    // db-1 and db-2 down: removing db-4 would leave 2 healthy of 4
+    PodCondition c = MembershipCondition.of(catchUp(members(5), 3, 1, Set.of(1L, 4L, 5L), 1));
     assertThat(c.name()).isEqualTo(ConditionNames.MEMBERSHIP_SETTLED);
     assertThat(c.status()).isEqualTo(ConditionStatus.FALSE);
-    assertThat(c.reason()).isEqualTo("SurplusStayingMemberNotReady");
-    assertThat(c.message()).contains("db-2");
+    assertThat(c.reason()).isEqualTo("SurplusQuorumAtRisk");
+    assertThat(c.message()).contains("db-4");
   }
 
   @Test
   void aRemovalUnderWayOrAwaitingItsTurnIsFalseToo() {
-    assertThat(
-            MembershipCondition.of(
-                decide(
-                    members(5),
-                    3,
-                    1,
-                    Set.of(1L, 2L, 3L, 4L, 5L),
-                    new ScaleDownTrigger.CatchUp(1, Set.of()))))
+    assertThat(MembershipCondition.of(catchUp(members(5), 3, 1, Set.of(1L, 2L, 3L, 4L, 5L), 1)))
         .satisfies(
             c -> {
               assertThat(c.status()).isEqualTo(ConditionStatus.FALSE);
@@ -69,32 +57,24 @@ class MembershipConditionTest {
     Membership.Known three = members(3);
     assertThat(
             MembershipCondition.of(
-                decide(three, 3, 1, Set.of(1L, 2L, 3L), new ScaleDownTrigger.CatchUp(1, Set.of()))))
+                decide(three, 3, 1, Set.of(1L, 2L, 3L), new ScaleDownTrigger.CatchUp(1))))
         .extracting(PodCondition::status, PodCondition::reason)
         .containsExactly(ConditionStatus.TRUE, "NoSurplusMember");
     assertThat(
             MembershipCondition.of(
-                decide(three, 0, 1, Set.of(1L, 2L, 3L), new ScaleDownTrigger.CatchUp(1, Set.of()))))
+                decide(three, 0, 1, Set.of(1L, 2L, 3L), new ScaleDownTrigger.CatchUp(1))))
         .extracting(PodCondition::status, PodCondition::reason)
         .containsExactly(ConditionStatus.TRUE, "Paused");
     assertThat(
             MembershipCondition.of(
                 decide(
-                    members(5),
-                    3,
-                    1,
-                    Set.of(1L, 2L, 3L, 4L, 5L),
-                    new ScaleDownTrigger.CatchUp(2, Set.of()))))
+                    members(5), 3, 1, Set.of(1L, 2L, 3L, 4L, 5L), new ScaleDownTrigger.CatchUp(2))))
         .extracting(PodCondition::status, PodCondition::reason)
         .containsExactly(ConditionStatus.UNKNOWN, "NotTheLeader");
     assertThat(
             MembershipCondition.of(
                 decide(
-                    members(5),
-                    3,
-                    1,
-                    Set.of(1L, 2L, 3L, 4L, 5L),
-                    new ScaleDownTrigger.CatchUp(1, Set.of("db-4")))))
+                    members(5), 3, 1, Set.of(1L, 2L, 3L, 4L, 5L), new ScaleDownTrigger.CatchUp(1))))
         .extracting(PodCondition::status, PodCondition::reason)
         .containsExactly(ConditionStatus.FALSE, "SurplusPodPresent");
     assertThat(MembershipCondition.off("--remove-surplus-members=false"))

@@ -3,7 +3,9 @@ package io.etcdmemberagent.core;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
 import java.util.stream.LongStream;
@@ -57,6 +59,34 @@ class ScaleDownRuleTest {
       Membership.Known m, int replicas, long leader, Set<Long> healthy, ScaleDownTrigger t) {
     return ScaleDownRule.decide(
         new ScaleDownFacts(new ScaleTarget.Replicas(STS, replicas), m, leader, healthy, t));
+  }
+
+  /**
+   * The catch-up path of member {@code self}: every surplus member's Pod is gone but those in
+   * {@code podsWithAgents}, which are terminating.
+   */
+  static ScaleDownDecision catchUp(
+      Membership.Known m,
+      int replicas,
+      long leader,
+      Set<Long> healthy,
+      long self,
+      String... podsWithAgents) {
+    Map<String, SurplusPod> pods = new HashMap<>();
+    for (MemberInfo x : m.members()) {
+      pods.put(ScaleDownRule.podName(x), SurplusPod.GONE);
+    }
+    for (String pod : podsWithAgents) {
+      pods.put(pod, SurplusPod.TERMINATING);
+    }
+    return ScaleDownRule.decide(
+        new ScaleDownFacts(
+            new ScaleTarget.Replicas(STS, replicas),
+            m,
+            leader,
+            healthy,
+            pods,
+            new ScaleDownTrigger.CatchUp(self)));
   }
 
   @Test
@@ -157,33 +187,53 @@ class ScaleDownRuleTest {
   }
 
   @Test
-  void aSurplusLeaderKeepsLeadingWhileAStayingMemberIsDown() {
+  void aSurplusLeaderHandsOverEvenWhileAStayingMemberIsDown() {
+    // 4 -> 3, db-0 down, db-3 leads: 2 of the 3 voters left are healthy, a quorum
     Membership.Known four = members(4);
     assertThat(decide(four, 3, 4, Set.of(2L, 3L, 4L), new ScaleDownTrigger.OwnPodTerminating(4)))
-        .isInstanceOfSatisfying(
-            ScaleDownDecision.Blocked.class,
-            b -> assertThat(b.reason()).isEqualTo("SurplusStayingMemberNotReady"));
+        .isEqualTo(new ScaleDownDecision.MoveLeader(four.members().get(3), 2));
   }
 
   @Test
-  void aStayingMemberDownBlocksAVoterRemovalAndSaysWhy() {
+  void aStayingMemberDownNeverBlocksARemovalThatKeepsQuorum() {
+    // the example, 4 -> 3 while db-1 is down: removing db-3 leaves 2 of 3 alive; keeping
+    // it (its etcd stops with its Pod) would leave 2 of 4, no quorum
+    Membership.Known four = members(4);
+    assertThat(decide(four, 3, 1, Set.of(1L, 3L, 4L), new ScaleDownTrigger.OwnPodTerminating(4)))
+        .isEqualTo(new ScaleDownDecision.Remove(four.members().get(3), 3, ScaleDownRule.FAST_PATH));
+    // 5 -> 3 while db-2 is down: 3 of the 4 left are healthy
+    Membership.Known five = members(5);
+    assertThat(
+            decide(five, 3, 1, Set.of(1L, 2L, 4L, 5L), new ScaleDownTrigger.OwnPodTerminating(5)))
+        .isInstanceOf(ScaleDownDecision.Remove.class);
+  }
+
+  @Test
+  void aRemovalThatWouldLoseQuorumIsRefusedAndSaysWhy() {
+    // 5 -> 3 while db-1 and db-2 are down: after removing db-4, 2 of 4 healthy, below 3
     Membership.Known five = members(5);
     ScaleDownDecision d =
-        decide(five, 3, 1, Set.of(1L, 2L, 4L, 5L), new ScaleDownTrigger.OwnPodTerminating(5));
+        decide(five, 3, 1, Set.of(1L, 4L, 5L), new ScaleDownTrigger.OwnPodTerminating(5));
     assertThat(d)
         .isInstanceOfSatisfying(
             ScaleDownDecision.Blocked.class,
             b -> {
-              assertThat(b.reason()).isEqualTo("SurplusStayingMemberNotReady");
-              assertThat(b.message()).contains("db-2");
+              assertThat(b.reason()).isEqualTo("SurplusQuorumAtRisk");
+              assertThat(b.message())
+                  .contains("(db-4)")
+                  .contains("2 of 4 voters would be healthy, below the quorum of 3");
             });
+    // 2 -> 1 while the staying db-0 is down: no quorum, no leader; nothing is removed
+    assertThat(decide(members(2), 1, 0, Set.of(2L), new ScaleDownTrigger.OwnPodTerminating(2)))
+        .isInstanceOfSatisfying(
+            ScaleDownDecision.Blocked.class,
+            b -> assertThat(b.reason()).isEqualTo("SurplusNoLeader"));
   }
 
   @Test
-  void aStayingLearnerOrUnstartedMemberBlocksAVoterRemoval() {
-    assertThat(fast(members(5, 2), 3, 1, 5))
-        .isInstanceOfSatisfying(
-            ScaleDownDecision.Blocked.class, b -> assertThat(b.message()).contains("(learner)"));
+  void aStayingLearnerOrUnstartedMemberDoesNotBlockARemovalThatKeepsQuorum() {
+    // learners do not vote: 4 voters, 3 healthy after the removal
+    assertThat(fast(members(5, 2), 3, 1, 5)).isInstanceOf(ScaleDownDecision.Remove.class);
     Membership.Known unstarted =
         new Membership.Known(
             List.of(
@@ -192,10 +242,9 @@ class ScaleDownRuleTest {
                 member(2, false),
                 member(3, false)),
             "c0");
-    assertThat(fast(unstarted, 3, 1, 4))
-        .isInstanceOfSatisfying(
-            ScaleDownDecision.Blocked.class,
-            b -> assertThat(b.message()).contains("(db-1) (not started)"));
+    assertThat(
+            decide(unstarted, 3, 1, Set.of(1L, 3L, 4L), new ScaleDownTrigger.OwnPodTerminating(4)))
+        .isInstanceOf(ScaleDownDecision.Remove.class);
   }
 
   @Test
@@ -203,18 +252,17 @@ class ScaleDownRuleTest {
     // 5 -> 3 with both surplus members down: 3 healthy of the 4 left, quorum 3
     Membership.Known five = members(5);
     Set<Long> stayingOnly = Set.of(1L, 2L, 3L);
-    assertThat(decide(five, 3, 1, stayingOnly, new ScaleDownTrigger.CatchUp(1, Set.of())))
+    assertThat(catchUp(five, 3, 1, stayingOnly, 1))
         .isInstanceOfSatisfying(
             ScaleDownDecision.Remove.class, r -> assertThat(r.member().id()).isEqualTo(5));
     // 7 -> 3 with the four surplus members down: 3 healthy of the 6 left, quorum 4
     Membership.Known seven = members(7);
-    assertThat(decide(seven, 3, 1, stayingOnly, new ScaleDownTrigger.CatchUp(1, Set.of())))
+    assertThat(catchUp(seven, 3, 1, stayingOnly, 1))
         .isInstanceOfSatisfying(
             ScaleDownDecision.Blocked.class,
             b -> assertThat(b.reason()).isEqualTo("SurplusQuorumAtRisk"));
     // one surplus member still healthy makes 4 of 6
-    assertThat(
-            decide(seven, 3, 1, Set.of(1L, 2L, 3L, 4L), new ScaleDownTrigger.CatchUp(1, Set.of())))
+    assertThat(catchUp(seven, 3, 1, Set.of(1L, 2L, 3L, 4L), 1))
         .isInstanceOfSatisfying(
             ScaleDownDecision.Remove.class, r -> assertThat(r.member().id()).isEqualTo(7));
   }
@@ -247,40 +295,97 @@ class ScaleDownRuleTest {
   void catchUpIsTheLeadersAgentsAloneAndWaitsForAPodThatStillRuns() {
     Membership.Known five = members(5);
     Set<Long> healthy = allHealthy(five);
-    assertThat(decide(five, 3, 1, healthy, new ScaleDownTrigger.CatchUp(2, Set.of())))
+    assertThat(catchUp(five, 3, 1, healthy, 2))
         .isInstanceOfSatisfying(
             ScaleDownDecision.Idle.class, i -> assertThat(i.reason()).isEqualTo("NotTheLeader"));
-    assertThat(decide(five, 3, 1, healthy, new ScaleDownTrigger.CatchUp(1, Set.of("db-4"))))
+    assertThat(catchUp(five, 3, 1, healthy, 1, "db-4"))
         .isInstanceOfSatisfying(
             ScaleDownDecision.Idle.class,
             i -> assertThat(i.reason()).isEqualTo("SurplusPodPresent"));
-    assertThat(decide(five, 3, 1, healthy, new ScaleDownTrigger.CatchUp(1, Set.of("db-3"))))
+    assertThat(catchUp(five, 3, 1, healthy, 1, "db-3"))
         .isEqualTo(
             new ScaleDownDecision.Remove(five.members().get(4), 4, ScaleDownRule.CATCH_UP_PATH));
-    assertThat(decide(five, 3, 0, healthy, new ScaleDownTrigger.CatchUp(1, Set.of())))
-        .isInstanceOf(ScaleDownDecision.Idle.class);
+    assertThat(catchUp(five, 3, 0, healthy, 1)).isInstanceOf(ScaleDownDecision.Idle.class);
   }
 
   @Test
-  void bothPathsPickTheSameMemberSoTwoRemovalsNeverRun() {
-    for (int learner = -1; learner < 5; learner++) {
-      Membership.Known five = learner < 0 ? members(5) : members(5, learner);
-      for (long leader = 1; leader <= 3; leader++) {
-        ScaleDownDecision catchUp =
-            decide(
-                five, 3, leader, allHealthy(five), new ScaleDownTrigger.CatchUp(leader, Set.of()));
-        List<Long> fastRemovals = new ArrayList<>();
-        for (long self = 4; self <= 5; self++) {
-          if (fast(five, 3, leader, self) instanceof ScaleDownDecision.Remove r) {
-            fastRemovals.add(r.member().id());
-          }
-        }
-        assertThat(fastRemovals).as("one at a time").hasSizeLessThanOrEqualTo(1);
-        if (catchUp instanceof ScaleDownDecision.Remove r && !fastRemovals.isEmpty()) {
-          assertThat(r.member().id()).isEqualTo(fastRemovals.get(0));
-        }
-      }
-    }
+  void aSurplusPodNotYetTerminatingIsNeverRemovedAndWaitsForNoOne() {
+    // OrderedReady: db-4 terminates, db-3 still runs; db-4 leads, so it hands over and leaves
+    // without waiting for db-3, whose turn comes when its own Pod terminates
+    Membership.Known five = members(5);
+    Map<String, SurplusPod> pods = Map.of("db-3", SurplusPod.RUNNING);
+    ScaleDownFacts facts =
+        new ScaleDownFacts(
+            new ScaleTarget.Replicas(STS, 3),
+            five,
+            5,
+            allHealthy(five),
+            pods,
+            new ScaleDownTrigger.OwnPodTerminating(5));
+    assertThat(ScaleDownRule.decide(facts))
+        .isEqualTo(new ScaleDownDecision.MoveLeader(five.members().get(4), 1));
+    ScaleDownFacts catchUp =
+        new ScaleDownFacts(
+            new ScaleTarget.Replicas(STS, 3),
+            without(five, 5),
+            1,
+            allHealthy(five),
+            pods,
+            new ScaleDownTrigger.CatchUp(1));
+    assertThat(ScaleDownRule.decide(catchUp))
+        .isInstanceOfSatisfying(
+            ScaleDownDecision.Idle.class,
+            i -> assertThat(i.reason()).isEqualTo("SurplusPodPresent"));
+  }
+
+  @Test
+  void aTerminatingAgentRemovesAMemberAheadOfItWhosePodIsGone() {
+    // 5 -> 3: db-4's agent was killed and its Pod is gone; db-3's agent removes db-4 for it
+    Membership.Known five = members(5);
+    ScaleDownFacts facts =
+        new ScaleDownFacts(
+            new ScaleTarget.Replicas(STS, 3),
+            five,
+            1,
+            Set.of(1L, 2L, 3L, 4L),
+            Map.of("db-4", SurplusPod.GONE),
+            new ScaleDownTrigger.OwnPodTerminating(4));
+    assertThat(ScaleDownRule.decide(facts))
+        .isEqualTo(new ScaleDownDecision.Remove(five.members().get(4), 4, ScaleDownRule.FAST_PATH));
+  }
+
+  @Test
+  void ordinalsStartMovesTheWantedRange() {
+    // ordinals.start 2, replicas 2: db-2 and db-3 stay; db-0, db-1 (below) and db-4 are surplus
+    Membership.Known five = members(5);
+    ScaleTarget.Replicas target = new ScaleTarget.Replicas(STS, 2, 2);
+    assertThat(target.wants(1)).isFalse();
+    assertThat(target.wants(2)).isTrue();
+    assertThat(target.wants(3)).isTrue();
+    assertThat(target.wants(4)).isFalse();
+    assertThat(
+            ScaleDownRule.decide(
+                new ScaleDownFacts(
+                    target, five, 3, allHealthy(five), new ScaleDownTrigger.OwnPodTerminating(3))))
+        .as("db-2 stays")
+        .isInstanceOfSatisfying(
+            ScaleDownDecision.Idle.class, i -> assertThat(i.reason()).isEqualTo("NotSurplus"));
+    assertThat(
+            ScaleDownRule.decide(
+                new ScaleDownFacts(
+                    target, five, 3, allHealthy(five), new ScaleDownTrigger.OwnPodTerminating(5))))
+        .as("the highest surplus ordinal first")
+        .isEqualTo(new ScaleDownDecision.Remove(five.members().get(4), 4, ScaleDownRule.FAST_PATH));
+    assertThat(
+            ScaleDownRule.decide(
+                new ScaleDownFacts(
+                    target,
+                    without(five, 5),
+                    3,
+                    allHealthy(five),
+                    new ScaleDownTrigger.OwnPodTerminating(2))))
+        .as("then below the range, highest first")
+        .isEqualTo(new ScaleDownDecision.Remove(five.members().get(1), 1, ScaleDownRule.FAST_PATH));
   }
 
   @Test

@@ -6,6 +6,7 @@ import com.google.gson.JsonObject;
 import io.etcdmemberagent.core.KubeAnswer;
 import io.etcdmemberagent.core.PodEvent;
 import io.etcdmemberagent.core.ScaleTarget;
+import io.etcdmemberagent.core.SurplusPod;
 import io.etcdmemberagent.testing.KubeControlPlane;
 import io.etcdmemberagent.testing.KubeRest;
 import java.time.Clock;
@@ -59,10 +60,21 @@ class StatefulSetApiIT {
               ScaleTarget.None.class,
               n -> assertThat(n.reason()).contains("has no StatefulSet owner"));
 
-      assertThat(api.agentMayAct("db-1")).as("present").isTrue();
-      assertThat(api.agentMayAct("db-9")).as("absent").isFalse();
+      admin.patch(
+          "/apis/apps/v1/namespaces/" + NS + "/statefulsets/db",
+          "application/merge-patch+json",
+          "{\"spec\":{\"ordinals\":{\"start\":1}}}");
+      assertThat(api.target())
+          .as("spec.ordinals.start")
+          .isEqualTo(new ScaleTarget.Replicas("db", 2, 1));
+
+      assertThat(api.pod("db-1")).as("present").isEqualTo(SurplusPod.RUNNING);
+      assertThat(api.ownPod()).as("the agent's own Pod").isEqualTo(SurplusPod.RUNNING);
+      assertThat(api.pod("db-9")).as("absent").isEqualTo(SurplusPod.GONE);
+      admin.delete("/api/v1/namespaces/" + NS + "/pods/db-3?gracePeriodSeconds=300");
+      assertThat(api.pod("db-3")).as("within its grace period").isEqualTo(SurplusPod.TERMINATING);
       admin.delete("/api/v1/namespaces/" + NS + "/pods/db-4?gracePeriodSeconds=0");
-      assertThat(api.agentMayAct("db-4")).as("past its deletion deadline").isFalse();
+      assertThat(api.pod("db-4")).as("past its deletion deadline").isEqualTo(SurplusPod.GONE);
 
       assertThat(api.createEvent("db", PodEvent.normal("SurplusMemberRemoved", "test removal")))
           .isEqualTo(new KubeAnswer.Done());

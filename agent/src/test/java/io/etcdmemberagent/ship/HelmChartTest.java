@@ -66,16 +66,7 @@ class HelmChartTest {
 
   @SuppressWarnings("unchecked")
   static Rendered render(UnaryOperator<TemplateCommand> values) throws IOException {
-    String manifest =
-        values
-            .apply(
-                new Helm(CHART)
-                    .template()
-                    .withName("etcd")
-                    .withNamespace("db")
-                    .withKubeVersion("1.31.0")
-                    .set("agent.https.secret", SERVING_SECRET))
-            .call();
+    String manifest = values(values).call();
     List<KubernetesObject> objects = new ArrayList<>();
     List<Map<String, Object>> custom = new ArrayList<>();
     for (String doc : manifest.split("(?m)^---\\s*$")) {
@@ -211,6 +202,84 @@ class HelmChartTest {
         .containsEntry("quota-backend-bytes", 2147483648L)
         .containsEntry("auto-compaction-retention", "1h")
         .doesNotContainKeys("name", "initial-cluster", "client-transport-security");
+  }
+
+  @Test
+  void etcdIsHeldUntilItsMemberIsSettledWithinTheGracePeriod() throws IOException {
+    V1PodSpec pod = pod(render(t -> t));
+    V1Container etcd = container(pod.getContainers(), "etcd");
+    V1Container agent = container(pod.getContainers(), "agent");
+    var hold = etcd.getLifecycle().getPreStop().getHttpGet();
+    assertThat(hold.getPath()).isEqualTo("/hold-etcd");
+    assertThat(hold.getPort().getIntValue()).as("the agent's port, by number").isEqualTo(9379);
+    assertThat(hold.getScheme()).isEqualTo("HTTPS");
+    assertThat(agent.getLifecycle()).as("the agent itself is not held").isNull();
+    assertThat(env(agent, "ETCD_MEMBER_AGENT_REMOVE_SURPLUS_MEMBERS"))
+        .as("cluster mode has join, so a removed member's volume joins again")
+        .isEqualTo("true");
+    long budget =
+        Long.parseLong(env(agent, "ETCD_MEMBER_AGENT_SCALE_DOWN_BUDGET").replace("s", ""));
+    assertThat(pod.getTerminationGracePeriodSeconds())
+        .as("budget + etcd's stop + the kubelet's 2 s")
+        .isGreaterThanOrEqualTo(budget + 10 + 2);
+
+    assertThat(
+            container(
+                    pod(render(t -> t.set("agent.https.enabled", false).set("agent.authz", "off")))
+                        .getContainers(),
+                    "etcd")
+                .getLifecycle()
+                .getPreStop()
+                .getHttpGet()
+                .getScheme())
+        .isEqualTo("HTTP");
+    assertThat(
+            container(
+                    pod(render(t -> t.set("agent.removeSurplusMembers", false))).getContainers(),
+                    "etcd")
+                .getLifecycle())
+        .as("no removal, no hold")
+        .isNull();
+    assertThat(
+            pod(render(
+                    t ->
+                        t.set("agent.scaleDownBudget", "1m30s")
+                            .set("terminationGracePeriodSeconds", 102)))
+                .getTerminationGracePeriodSeconds())
+        .isEqualTo(102);
+    assertThatThrownBy(
+            () ->
+                render(
+                    t ->
+                        t.set("agent.scaleDownBudget", "1m30s")
+                            .set("terminationGracePeriodSeconds", 101)))
+        .hasMessageContaining(
+            "terminationGracePeriodSeconds=101 does not fit etcd's hold: agent.scaleDownBudget 90s"
+                + " + etcd.stopSeconds 10s + the kubelet's minimum 2s = 102s");
+    assertThatThrownBy(() -> render(t -> t.set("agent.scaleDownBudget", "500ms")))
+        .hasMessageContaining("scaleDownBudget");
+    assertThatThrownBy(() -> values(t -> t.withKubeVersion("1.25.16")).call())
+        .as("a lifecycle httpGet honours scheme HTTPS from 1.26 only")
+        .hasMessageContaining("scheme HTTPS is honoured from 1.26");
+    assertThat(
+            values(
+                    t ->
+                        t.withKubeVersion("1.25.16")
+                            .set("agent.https.enabled", false)
+                            .set("agent.authz", "off"))
+                .call())
+        .contains("/hold-etcd");
+  }
+
+  /** The chart with this test's release, namespace and serving Secret, not yet rendered. */
+  static TemplateCommand values(UnaryOperator<TemplateCommand> values) {
+    return values.apply(
+        new Helm(CHART)
+            .template()
+            .withName("etcd")
+            .withNamespace("db")
+            .withKubeVersion("1.31.0")
+            .set("agent.https.secret", SERVING_SECRET));
   }
 
   @Test

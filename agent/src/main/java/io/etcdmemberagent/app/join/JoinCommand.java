@@ -9,6 +9,7 @@ import io.etcdmemberagent.config.KubeSettings;
 import io.etcdmemberagent.core.AddAnswer;
 import io.etcdmemberagent.core.CallFailure;
 import io.etcdmemberagent.core.ChangeAnswer;
+import io.etcdmemberagent.core.DataDirMember;
 import io.etcdmemberagent.core.EtcdConfigYaml;
 import io.etcdmemberagent.core.EtcdGateway;
 import io.etcdmemberagent.core.InitialCluster;
@@ -114,13 +115,23 @@ public final class JoinCommand {
             k.timeout())) {
       return new ClientJavaStatefulSetApi(pods, java.time.Clock.systemUTC()).target();
     } catch (IOException | RuntimeException e) {
-      return new ScaleTarget.None("cannot set up the Kubernetes client: " + e);
+      return new ScaleTarget.Unread("cannot set up the Kubernetes client: " + e);
     }
   }
 
+  /** Read once when needed; an unread answer (the API server failed) is asked again next time. */
   private static Supplier<ScaleTarget> memoized(Supplier<ScaleTarget> read) {
     ScaleTarget[] once = new ScaleTarget[1];
-    return () -> once[0] != null ? once[0] : (once[0] = read.get());
+    return () -> {
+      if (once[0] != null) {
+        return once[0];
+      }
+      ScaleTarget t = read.get();
+      if (!(t instanceof ScaleTarget.Unread)) {
+        once[0] = t;
+      }
+      return t;
+    };
   }
 
   /** Runs {@code join} with a gRPC gateway to etcd; returns the exit status. */
@@ -155,7 +166,21 @@ public final class JoinCommand {
     String lastReason = "";
     Duration backoff = FIRST_BACKOFF;
     while (true) {
+      DataDirMember dataDir = WalIdentity.read(config.dataDir());
       Membership membership = readMembership();
+      String unconfirmed = null;
+      if (JoinDecider.listOmitsDataDirMember(dataDir, membership)) {
+        // a lagging member's list may miss a member the leader still has: confirm before deciding
+        Membership confirmed = readLinearizable();
+        if (confirmed instanceof Membership.Unknown u) {
+          unconfirmed =
+              "the member list omits this data dir's member, and no linearizable read confirmed"
+                  + " it: "
+                  + u.reason();
+        } else {
+          membership = confirmed;
+        }
+      }
       long now = System.nanoTime();
       if (membership instanceof Membership.Known) {
         noClusterSince = null;
@@ -166,14 +191,15 @@ public final class JoinCommand {
           new JoinFacts(
               config.name(),
               config.peerUrls(),
-              WalIdentity.read(config.dataDir()),
+              dataDir,
               membership,
               config.bootstrapMember(),
               Duration.ofNanos(noClusterSince == null ? 0 : now - noClusterSince),
               config.bootstrapWait(),
               config.replaceLostMember(),
               scaleTarget.get());
-      JoinPlan plan = JoinDecider.decide(facts);
+      JoinPlan plan =
+          unconfirmed != null ? new JoinPlan.Wait(unconfirmed) : JoinDecider.decide(facts);
       String waitReason = act(plan, membership);
       Duration elapsed = Duration.ofNanos(System.nanoTime() - started);
       if (waitReason == null) {
@@ -378,6 +404,19 @@ public final class JoinCommand {
       }
     }
     return "could not remove the lost member " + Long.toHexString(id);
+  }
+
+  /** A linearizable member list through the cluster endpoints; Unknown when none gives one. */
+  private Membership readLinearizable() {
+    List<String> failures = new ArrayList<>();
+    for (String endpoint : endpoints) {
+      Membership m = etcd.linearizableMemberList(endpoint);
+      if (m instanceof Membership.Known) {
+        return m;
+      }
+      failures.add(((Membership.Unknown) m).reason());
+    }
+    return new Membership.Unknown(String.join("; ", failures));
   }
 
   private Membership readMembership() {

@@ -12,19 +12,23 @@ import io.etcdmemberagent.core.ScaleDownRule;
 import io.etcdmemberagent.core.ScaleDownTrigger;
 import io.etcdmemberagent.core.ScaleTarget;
 import io.etcdmemberagent.core.StatefulSetApi;
+import io.etcdmemberagent.core.SurplusPod;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Supplier;
 
 /**
  * One round of the scale-down rule: reads the StatefulSet's size, then (only when a member is
- * surplus) the member list and every member's {@code Status}, decides in the core, and carries out
- * a removal or a leadership move. Every read is fresh: a removal never rests on an old poll.
+ * surplus) the member list (linearizable: a lagging member's view never decides), every member's
+ * {@code Status} and the surplus members' Pods, decides in the core, and carries out a removal or a
+ * leadership move. Every read is fresh: a removal never rests on an old poll.
  */
 public final class ScaleDownRound {
 
@@ -75,7 +79,7 @@ public final class ScaleDownRound {
     Set<Long> healthy = new HashSet<>();
     long leader = 0;
     long leaderTerm = -1;
-    Set<String> podsWithAgents = new HashSet<>();
+    Map<String, SurplusPod> pods = new HashMap<>();
     if (target instanceof ScaleTarget.Replicas r && hasSurplus(members, r)) {
       for (MemberInfo m : members.members()) {
         if (m.clientUrls().isEmpty()) {
@@ -91,22 +95,19 @@ public final class ScaleDownRound {
           }
         }
       }
-      if (catchUp) {
-        for (MemberInfo m : members.members()) {
+      for (MemberInfo m : members.members()) {
+        if (ScaleDownRule.isSurplus(r, m)) {
           String pod = ScaleDownRule.podName(m);
-          if (ScaleDownRule.ordinal(r.statefulSet(), m).orElse(-1) >= r.replicas()
-              && statefulSet.agentMayAct(pod)) {
-            podsWithAgents.add(pod);
-          }
+          pods.put(pod, statefulSet.pod(pod));
         }
       }
     }
     ScaleDownTrigger trigger =
         catchUp
-            ? new ScaleDownTrigger.CatchUp(selfId, podsWithAgents)
+            ? new ScaleDownTrigger.CatchUp(selfId)
             : new ScaleDownTrigger.OwnPodTerminating(selfId);
     ScaleDownDecision decision =
-        ScaleDownRule.decide(new ScaleDownFacts(target, members, leader, healthy, trigger));
+        ScaleDownRule.decide(new ScaleDownFacts(target, members, leader, healthy, pods, trigger));
     return new Result(
         decision,
         act(
@@ -118,13 +119,12 @@ public final class ScaleDownRound {
   }
 
   private static boolean hasSurplus(Membership.Known members, ScaleTarget.Replicas r) {
-    return members.members().stream()
-        .anyMatch(m -> ScaleDownRule.ordinal(r.statefulSet(), m).orElse(-1) >= r.replicas());
+    return members.members().stream().anyMatch(m -> ScaleDownRule.isSurplus(r, m));
   }
 
   private Optional<Membership.Known> readMembers() {
     for (String endpoint : new LinkedHashSet<>(endpoints.get())) {
-      if (etcd.memberList(endpoint) instanceof Membership.Known known) {
+      if (etcd.linearizableMemberList(endpoint) instanceof Membership.Known known) {
         return Optional.of(known);
       }
     }

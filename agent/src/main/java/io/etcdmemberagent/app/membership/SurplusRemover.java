@@ -8,6 +8,7 @@ import io.etcdmemberagent.core.RemovalAttempt;
 import io.etcdmemberagent.core.ScaleDownDecision;
 import io.etcdmemberagent.core.ScaleDownRule;
 import io.etcdmemberagent.core.StatefulSetApi;
+import io.etcdmemberagent.core.SurplusPod;
 import io.etcdmemberagent.support.EventLog;
 import java.time.Clock;
 import java.time.Duration;
@@ -18,24 +19,34 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 
 /**
  * Runs the scale-down rule on its two paths. The catch-up path runs on a thread of its own every
  * interval, and only while this member leads (so exactly one agent acts, and only the leader's
- * agent reads the StatefulSet). The fast path runs once, on SIGTERM, before anything closes: a
- * member that is not surplus returns at once; a surplus member's agent keeps trying until its own
- * member is removed or its budget (inside the Pod's grace period) ends. Both paths share one lock,
- * so this agent never has two removals in flight. Each act is counted, logged, and reported as an
- * Event on the Pod and the StatefulSet and as a transition in the EtcdMember.
+ * agent reads the StatefulSet). The fast path runs once, on SIGTERM or on etcd's preStop hold,
+ * whichever comes first, while etcd is held: a member that is not surplus settles at once; a
+ * surplus member's agent keeps trying until its own member is removed or its budget (inside the
+ * Pod's grace period) ends, and only then lets etcd stop. Both paths share one lock, so this agent
+ * never has two removals in flight. Each act is counted, logged, and reported as an Event on the
+ * Pod and the StatefulSet and as a transition in the EtcdMember.
  */
 public final class SurplusRemover implements AutoCloseable {
 
-  private static final Duration RETRY = Duration.ofSeconds(1);
+  /** Between fast-path rounds: the next member's turn is seen within this. */
+  private static final Duration RETRY = Duration.ofMillis(500);
+
+  /** How long SIGTERM waits for a settlement past its budget (a last round in flight). */
+  private static final Duration SETTLE_SLACK = Duration.ofSeconds(5);
+
   private static final int HISTORY = 10;
 
   /** The Idle reason of a round that threw: retried within the fast path's budget. */
@@ -71,6 +82,8 @@ public final class SurplusRemover implements AutoCloseable {
       new ScaleDownDecision.Idle(
           "NotTheLeader",
           "the leader's agent checks for surplus members; this member does not lead");
+  private final AtomicBoolean settling = new AtomicBoolean();
+  private final CompletableFuture<String> settled = new CompletableFuture<>();
   private volatile ScaleDownDecision last =
       new ScaleDownDecision.Idle("NotChecked", "no round has run yet");
   private volatile Instant lastAt = Instant.EPOCH;
@@ -124,13 +137,63 @@ public final class SurplusRemover implements AutoCloseable {
   /**
    * The fast path, on SIGTERM: returns at once when this member is not surplus (a restart, a
    * rollout, an eviction, an uninstall); otherwise retries until it is removed or {@code budget}
-   * ends.
+   * ends. Joins a settlement a hold already started.
    */
   public void onTermination(Duration budget) {
+    try {
+      settle(budget).get(budget.toMillis() + SETTLE_SLACK.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException | TimeoutException e) {
+      EventLog.warn("scale-down-fast-path-failed", "error", e.toString());
+    }
+  }
+
+  /**
+   * etcd's preStop hold: when this Pod is being deleted (or that cannot be read: never let etcd go
+   * on a doubt), starts the fast path as SIGTERM would and completes once this member is settled;
+   * otherwise (a container restart, not a deletion) completes at once.
+   */
+  public CompletableFuture<String> hold(Duration budget) {
+    if (settling.get()) {
+      return settled;
+    }
+    if (statefulSet.ownPod() == SurplusPod.RUNNING) {
+      return CompletableFuture.completedFuture(
+          "this Pod is not being deleted: etcd stops as it would without the agent");
+    }
+    return settle(budget);
+  }
+
+  /** What a hold waits for now: the last decision. */
+  public String progress() {
+    return describe(last);
+  }
+
+  /** Starts the fast path once, on a thread of its own; every caller shares its outcome. */
+  private CompletableFuture<String> settle(Duration budget) {
+    if (settling.compareAndSet(false, true)) {
+      Thread t =
+          new Thread(
+              () -> {
+                try {
+                  settled.complete(fastPath(budget));
+                } catch (RuntimeException e) {
+                  settled.complete("the fast path failed: " + e);
+                }
+              },
+              "scale-down-settle");
+      t.setDaemon(true);
+      t.start();
+    }
+    return settled;
+  }
+
+  private String fastPath(Duration budget) {
     long self = selfId.getAsLong();
     if (self == 0) {
       EventLog.info("scale-down-skipped", "detail", "this member's ID was never learned");
-      return;
+      return "this member's ID was never learned: nothing to settle";
     }
     long deadline = System.nanoTime() + budget.toNanos();
     while (true) {
@@ -150,11 +213,12 @@ public final class SurplusRemover implements AutoCloseable {
       ScaleDownDecision d = result.decision();
       boolean done =
           (d instanceof ScaleDownDecision.Idle idle && !UNDECIDED.contains(idle.reason()))
-              || (d instanceof ScaleDownDecision.Remove
+              || (d instanceof ScaleDownDecision.Remove r
+                  && r.member().id() == self
                   && result.attempt().map(RemovalAttempt::removedOrGone).orElse(false));
       if (done) {
         EventLog.info("scale-down-fast-path-done", "decision", describe(d));
-        return;
+        return "settled: " + describe(d);
       }
       if (System.nanoTime() + RETRY.toNanos() > deadline) {
         EventLog.warn(
@@ -163,13 +227,13 @@ public final class SurplusRemover implements AutoCloseable {
             "the termination budget ran out; the catch-up path of a staying member finishes",
             "lastDecision",
             describe(d));
-        return;
+        return "the budget ran out: " + describe(d);
       }
       try {
         Thread.sleep(RETRY.toMillis()); // the retry interval of a bounded loop, not a sync wait
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        return;
+        return "interrupted: " + describe(d);
       }
     }
   }
@@ -251,7 +315,7 @@ public final class SurplusRemover implements AutoCloseable {
     statefulSetEvent(event);
     transitions.accept(
         new MemberTransition(
-            roleAfter(a),
+            roleAfter(a, selfId.getAsLong()),
             reason,
             message.length() > 1000 ? message.substring(0, 1000) : message,
             a.at()));
@@ -259,11 +323,15 @@ public final class SurplusRemover implements AutoCloseable {
 
   /**
    * This member's role after the act: the fast path acts on its own member (removed, or no longer
-   * leading); the catch-up path is the leader's agent acting on another member.
+   * leading), or on a surplus member whose Pod is gone (this one's role unchanged, not known here);
+   * the catch-up path is the leader's agent acting on another member.
    */
-  private static MemberRole roleAfter(RemovalAttempt a) {
+  private static MemberRole roleAfter(RemovalAttempt a, long self) {
     if (a.path().equals(io.etcdmemberagent.core.ScaleDownRule.CATCH_UP_PATH)) {
       return MemberRole.LEADER;
+    }
+    if (a.memberId() != self) {
+      return MemberRole.UNKNOWN;
     }
     if (a.action().equals("move-leader")) {
       return a.result().equals("leader-moved") ? MemberRole.FOLLOWER : MemberRole.LEADER;

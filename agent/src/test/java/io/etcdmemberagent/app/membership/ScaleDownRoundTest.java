@@ -13,11 +13,12 @@ import io.etcdmemberagent.core.PodEvent;
 import io.etcdmemberagent.core.ScaleDownDecision;
 import io.etcdmemberagent.core.ScaleTarget;
 import io.etcdmemberagent.core.StatefulSetApi;
+import io.etcdmemberagent.core.SurplusPod;
 import java.time.Clock;
 import java.util.ArrayList;
-import java.util.HashSet;
+import java.util.HashMap;
 import java.util.List;
-import java.util.Set;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** One round against a scripted etcd and StatefulSet: what it reads, what it sends, where. */
@@ -72,7 +73,11 @@ class ScaleDownRoundTest {
     assertThat(fromKnown.run(4, false).decision()).isInstanceOf(ScaleDownDecision.Remove.class);
     assertThat(etcd.calls)
         .as("each endpoint asked once, in order, until one answers")
-        .startsWith("list local", "list service", "list " + url(0), "list " + url(1));
+        .startsWith(
+            "linearizable list local",
+            "linearizable list service",
+            "linearizable list " + url(0),
+            "linearizable list " + url(1));
   }
 
   @Test
@@ -80,7 +85,7 @@ class ScaleDownRoundTest {
     cluster(3, 1);
     sts.target = new ScaleTarget.Replicas("db", 3);
     assertThat(round.run(2, false).decision()).isInstanceOf(ScaleDownDecision.Idle.class);
-    assertThat(etcd.calls).containsExactly("list local");
+    assertThat(etcd.calls).containsExactly("linearizable list local");
     sts.target = new ScaleTarget.Replicas("db", 0);
     etcd.calls.clear();
     assertThat(round.run(2, false).decision()).isInstanceOf(ScaleDownDecision.Idle.class);
@@ -138,19 +143,23 @@ class ScaleDownRoundTest {
   void theCatchUpPathAsksWhetherTheSurplusPodsAgentsMayStillAct() {
     cluster(5, 1);
     sts.target = new ScaleTarget.Replicas("db", 3);
-    sts.withAgents.add("db-4");
+    sts.pods.put("db-3", SurplusPod.GONE);
     assertThat(round.run(1, true).decision())
         .isInstanceOfSatisfying(
             ScaleDownDecision.Idle.class,
             i -> assertThat(i.reason()).isEqualTo("SurplusPodPresent"));
-    sts.withAgents.clear();
+    sts.pods.put("db-4", SurplusPod.GONE);
     assertThat(round.run(1, true).attempt())
         .hasValueSatisfying(a -> assertThat(a.path()).isEqualTo("scale-down-catch-up"));
   }
 
   static final class FakeStatefulSet implements StatefulSetApi {
     ScaleTarget target = new ScaleTarget.None("not set");
-    final Set<String> withAgents = new HashSet<>();
+
+    /** Pods not listed are terminating: their own agents may act. */
+    final Map<String, SurplusPod> pods = new HashMap<>();
+
+    SurplusPod own = SurplusPod.TERMINATING;
     final List<PodEvent> events = new ArrayList<>();
 
     @Override
@@ -159,8 +168,13 @@ class ScaleDownRoundTest {
     }
 
     @Override
-    public boolean agentMayAct(String podName) {
-      return withAgents.contains(podName);
+    public SurplusPod pod(String podName) {
+      return pods.getOrDefault(podName, SurplusPod.TERMINATING);
+    }
+
+    @Override
+    public SurplusPod ownPod() {
+      return own;
     }
 
     @Override

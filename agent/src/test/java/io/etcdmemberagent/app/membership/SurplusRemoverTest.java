@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.etcdmemberagent.core.AgentMetrics;
 import io.etcdmemberagent.core.ScaleDownDecision;
 import io.etcdmemberagent.core.ScaleTarget;
+import io.etcdmemberagent.core.SurplusPod;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -44,20 +45,47 @@ class SurplusRemoverTest {
   @Test
   void aBlockedRemovalIsAnnouncedOnceWithTheDecisionAlreadyInPlace() {
     fixture.cluster(4, 1);
-    fixture.etcd.statuses.remove(ScaleDownRoundTest.url(2)); // a staying member that is down
+    // two staying members down: removing db-3 would leave 1 healthy voter of 3
+    fixture.etcd.statuses.remove(ScaleDownRoundTest.url(0));
+    fixture.etcd.statuses.remove(ScaleDownRoundTest.url(1));
     fixture.sts.target = new ScaleTarget.Replicas("db", 3);
     SurplusRemover r = remover();
-    r.onTermination(Duration.ZERO);
-    r.onTermination(Duration.ZERO);
-    assertThat(changes).as("the same word twice is announced once").hasValue(1);
+    r.onTermination(Duration.ofMillis(1100)); // three rounds, 500 ms apart, the same word
+    assertThat(changes).as("the same word thrice is announced once").hasValue(1);
     assertThat(seenAtChange.get(0))
         .as("the owner reads the new decision when told")
         .isInstanceOfSatisfying(
             ScaleDownDecision.Blocked.class,
-            b -> assertThat(b.reason()).isEqualTo("SurplusStayingMemberNotReady"));
+            b -> assertThat(b.reason()).isEqualTo("SurplusQuorumAtRisk"));
+    long lists = fixture.etcd.calls.stream().filter(c -> c.contains("list")).count();
+    assertThat(lists).as("one member list a round").isEqualTo(3);
     fixture.sts.target = new ScaleTarget.Replicas("db", 4);
-    r.onTermination(Duration.ZERO);
-    assertThat(changes).as("a new word is announced").hasValue(2);
-    assertThat(seenAtChange.get(1)).isInstanceOf(ScaleDownDecision.Idle.class);
+    r.onTermination(Duration.ofSeconds(5));
+    assertThat(r.hold(Duration.ofSeconds(5)))
+        .as("a second SIGTERM or a hold joins the settlement that ran: no new round")
+        .isCompletedWithValueMatching(v -> v.startsWith("the budget ran out: SurplusQuorumAtRisk"));
+    assertThat(fixture.etcd.calls.stream().filter(c -> c.contains("list")).count())
+        .isEqualTo(lists);
+  }
+
+  @Test
+  void aHoldOfAPodNotBeingDeletedAnswersAtOnceAndStartsNothing() {
+    fixture.cluster(4, 1);
+    fixture.sts.target = new ScaleTarget.Replicas("db", 3);
+    fixture.sts.own = SurplusPod.RUNNING; // a container restart, not a deletion
+    SurplusRemover r = remover();
+    assertThat(r.hold(Duration.ofSeconds(5)))
+        .isCompletedWithValueMatching(v -> v.contains("not being deleted"));
+    assertThat(fixture.etcd.calls).as("no round ran").isEmpty();
+  }
+
+  @Test
+  void aHoldOfAPodBeingDeletedSettlesItsMemberFirst() throws Exception {
+    fixture.cluster(4, 1);
+    fixture.sts.target = new ScaleTarget.Replicas("db", 3);
+    SurplusRemover r = remover();
+    String outcome = r.hold(Duration.ofSeconds(5)).get(10, java.util.concurrent.TimeUnit.SECONDS);
+    assertThat(outcome).startsWith("settled: remove 4");
+    assertThat(fixture.etcd.calls).contains("remove " + ScaleDownRoundTest.url(0) + " 4");
   }
 }
