@@ -37,6 +37,7 @@ import io.etcdmemberagent.core.PollOutcome;
 import io.etcdmemberagent.core.PromotionPolicy;
 import io.etcdmemberagent.core.PromotionTracker;
 import io.etcdmemberagent.core.ReadinessPolicy;
+import io.etcdmemberagent.core.ScaleDownRule;
 import io.etcdmemberagent.disk.FileSystemProbe;
 import io.etcdmemberagent.etcd.GrpcEtcdGateway;
 import io.etcdmemberagent.http.HttpServer;
@@ -302,7 +303,7 @@ public final class RunCommand {
                     new PeerTlsPolicy(peer.certExpiryWarning(), peer.gatesReadiness()))),
             new LearnerWatch(p.stallTimeout()),
             new PromotionTracker(policy, () -> ThreadLocalRandom.current().nextDouble()),
-            new Promoter(etcd, membership, clock),
+            new Promoter(etcd, membership, clock, leavingCheck(podApi)),
             metrics,
             new TransitionLog(),
             clock,
@@ -356,6 +357,16 @@ public final class RunCommand {
 
   private static ServingKeys servingKeys(ClientTlsMaterial m) {
     return new ServingKeys(m.chain(), m.key().orElseThrow(), m.trusted());
+  }
+
+  /** Whether this member's Pod is leaving its StatefulSet: asked before a promote. */
+  private Supplier<Optional<String>> leavingCheck(Optional<ClientJavaPodApi> podApi) {
+    if (podApi.isEmpty()) {
+      return Optional::empty;
+    }
+    ClientJavaStatefulSetApi statefulSet = new ClientJavaStatefulSetApi(podApi.get(), clock);
+    String pod = podApi.get().podName();
+    return () -> ScaleDownRule.promotionRefusal(statefulSet.target(), pod);
   }
 
   /** The scale-down rule's two paths, on this member's StatefulSet. */

@@ -15,6 +15,12 @@ public enum PromoteResult {
    * root). Backed off like any refusal; a person must fix the credentials.
    */
   DENIED("denied"),
+  /**
+   * Not sent: this member's Pod is surplus or the StatefulSet is paused at 0, so it is leaving; a
+   * learner leaves for free, a voter would have to be removed while its etcd stops. Asked again
+   * after the backoff (a second scale may want it again).
+   */
+  LEAVING("leaving"),
   /** Anything else, including ambiguous failures (deadline, unavailable, leader change). */
   FAILED("failed");
 

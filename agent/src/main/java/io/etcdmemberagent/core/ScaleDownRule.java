@@ -143,6 +143,29 @@ public final class ScaleDownRule {
     return new ScaleDownDecision.Remove(candidate, ordinal, path);
   }
 
+  /**
+   * Why this Pod's learner must not be promoted now, if it must not: its ordinal is surplus, or the
+   * StatefulSet is paused at 0 (every Pod stops). Promoting a member that is leaving makes a voter
+   * that has to be removed again, and that stops with its Pod if it cannot be.
+   */
+  public static Optional<String> promotionRefusal(ScaleTarget target, String podName) {
+    if (!(target instanceof ScaleTarget.Replicas r)) {
+      return Optional.empty();
+    }
+    OptionalInt ordinal = ordinal(r.statefulSet(), podName);
+    if (ordinal.isEmpty() || r.wants(ordinal.getAsInt())) {
+      return Optional.empty();
+    }
+    return Optional.of(
+        "Pod "
+            + podName
+            + " is leaving (StatefulSet "
+            + r.statefulSet()
+            + " wants ordinals "
+            + r.range()
+            + "): a member that leaves is not promoted");
+  }
+
   /** Surplus members in removal order: learners, then voters by ordinal down, the leader last. */
   static List<MemberInfo> surplusInOrder(ScaleDownFacts facts, ScaleTarget.Replicas target) {
     Comparator<MemberInfo> order =

@@ -55,7 +55,7 @@ public final class ClientJavaPodApi implements PodApi {
     return namespace;
   }
 
-  String podName() {
+  public String podName() {
     return podName;
   }
 

@@ -355,6 +355,24 @@ class ScaleDownRuleTest {
   }
 
   @Test
+  void aLeavingPodsLearnerIsNotPromoted() {
+    assertThat(ScaleDownRule.promotionRefusal(new ScaleTarget.Replicas(STS, 3), "db-3"))
+        .hasValueSatisfying(r -> assertThat(r).contains("db-3 is leaving").contains("0..2"));
+    assertThat(ScaleDownRule.promotionRefusal(new ScaleTarget.Replicas(STS, 0), "db-0"))
+        .as("a pause stops every Pod")
+        .isPresent();
+    assertThat(ScaleDownRule.promotionRefusal(new ScaleTarget.Replicas(STS, 3), "db-2")).isEmpty();
+    assertThat(ScaleDownRule.promotionRefusal(new ScaleTarget.Replicas(STS, 2, 3), "db-2"))
+        .as("below ordinals.start")
+        .isPresent();
+    assertThat(ScaleDownRule.promotionRefusal(new ScaleTarget.Unread("503"), "db-9"))
+        .as("an unread StatefulSet does not stop a promotion")
+        .isEmpty();
+    assertThat(ScaleDownRule.promotionRefusal(new ScaleTarget.Replicas(STS, 1), "other-5"))
+        .isEmpty();
+  }
+
+  @Test
   void ordinalsStartMovesTheWantedRange() {
     // ordinals.start 2, replicas 2: db-2 and db-3 stay; db-0, db-1 (below) and db-4 are surplus
     Membership.Known five = members(5);

@@ -17,6 +17,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /**
  * Sends one {@code MemberPromote} for this member and settles what happened. Promote is not
@@ -29,16 +30,40 @@ public final class Promoter {
   private final EtcdGateway etcd;
   private final MembershipReader membership;
   private final Clock clock;
+  private final Supplier<Optional<String>> leaving;
 
   public Promoter(EtcdGateway etcd, MembershipReader membership, Clock clock) {
+    this(etcd, membership, clock, Optional::empty);
+  }
+
+  /**
+   * {@code leaving}: asked right before each promote (not each poll: a promote is rare), why this
+   * member's Pod is leaving, if it is; then nothing is sent.
+   */
+  public Promoter(
+      EtcdGateway etcd,
+      MembershipReader membership,
+      Clock clock,
+      Supplier<Optional<String>> leaving) {
     this.etcd = etcd;
     this.membership = membership;
     this.clock = clock;
+    this.leaving = leaving;
   }
 
   public PromotionAttempt promote(PromotionDecision.Promote decision, MemberSnapshot snapshot) {
     Instant at = clock.instant();
     long started = System.nanoTime();
+    Optional<String> refusal = leaving.get();
+    if (refusal.isPresent()) {
+      return new PromotionAttempt(
+          at,
+          decision.memberId(),
+          decision.lag(),
+          PromoteResult.LEAVING,
+          refusal.get(),
+          Duration.ofNanos(System.nanoTime() - started));
+    }
     List<String> targets = targets(snapshot);
     ChangeAnswer answer =
         targets.isEmpty()

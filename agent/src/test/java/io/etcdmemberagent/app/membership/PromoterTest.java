@@ -54,6 +54,21 @@ class PromoterTest {
   }
 
   @Test
+  void aMemberWhosePodIsLeavingIsNotPromoted() {
+    Promoter leaving =
+        new Promoter(
+            etcd,
+            new MembershipReader(etcd, LOCAL, List.of()),
+            CLOCK,
+            () -> java.util.Optional.of("Pod db-4 is leaving"));
+    PromotionAttempt a = leaving.promote(new PromotionDecision.Promote(1, 3), snapshot());
+    assertThat(a.result()).isEqualTo(PromoteResult.LEAVING);
+    assertThat(a.result().success()).isFalse();
+    assertThat(a.detail()).isEqualTo("Pod db-4 is leaving");
+    assertThat(etcd.calls).as("nothing sent to etcd").isEmpty();
+  }
+
+  @Test
   void promotesThroughTheLeaderNeverThroughItself() {
     PromotionAttempt a = promote();
     assertThat(a.result()).isEqualTo(PromoteResult.PROMOTED);
