@@ -28,6 +28,9 @@ public interface AgentMetrics {
 
         @Override
         public void recordRemoval(String reason, String result) {}
+
+        @Override
+        public void recordScaleDown(boolean blocked, int surplusVoters) {}
       };
 
   void recordPoll(PollOutcome outcome);
@@ -54,4 +57,10 @@ public interface AgentMetrics {
    * scale-down-catch-up}), {@code result} removed, already-removed, leader-moved or failed.
    */
   void recordRemoval(String reason, String result);
+
+  /**
+   * What this agent's last round of the scale-down rule saw: whether it blocks a surplus member's
+   * removal, and how many surplus members are still voters (0 where this agent does not decide).
+   */
+  void recordScaleDown(boolean blocked, int surplusVoters);
 }

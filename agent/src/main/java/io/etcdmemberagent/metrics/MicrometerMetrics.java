@@ -58,6 +58,8 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
   private volatile double localLastAnswered = Double.NaN;
   private final MultiGauge versionInfo;
   private volatile Tags versionTags = Tags.empty();
+  private volatile double scaleDownBlocked;
+  private volatile double surplusVoters;
   private final JvmGcMetrics gcMetrics = new JvmGcMetrics();
 
   public MicrometerMetrics() {
@@ -73,6 +75,14 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
         .register(registry);
     Gauge.builder(PREFIX + "kube_last_sync_timestamp_seconds", this, m -> m.kubeLastSync)
         .description("when the API server last accepted our conditions (Unix time)")
+        .register(registry);
+    Gauge.builder(PREFIX + "scale_down_blocked", this, m -> m.scaleDownBlocked)
+        .description("1 while this agent's scale-down rule blocks a surplus member's removal")
+        .register(registry);
+    Gauge.builder(PREFIX + "surplus_voters", this, m -> m.surplusVoters)
+        .description(
+            "surplus members (ordinal outside the StatefulSet's range) still voting, as this agent's"
+                + " last scale-down round saw them (the leader's agent and terminating ones decide)")
         .register(registry);
     for (PromoteResult result : PromoteResult.values()) {
       Counter.builder(PREFIX + "promotions")
@@ -339,6 +349,13 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
         .register(registry)
         .increment();
     promoteDuration.record(attempt.took());
+    rendered.invalidate();
+  }
+
+  @Override
+  public void recordScaleDown(boolean blocked, int surplusVoters) {
+    scaleDownBlocked = blocked ? 1 : 0;
+    this.surplusVoters = surplusVoters;
     rendered.invalidate();
   }
 

@@ -186,7 +186,35 @@ class AlertRulesIT {
               Map.of("pod", "etcd-1"),
               5,
               11,
-              17));
+              17),
+          new Case(
+              "EtcdMemberScaleDownBlocked",
+              List.of(
+                  "etcd_member_agent_scale_down_blocked{pod=\"etcd-0\"} 1x8 0x5",
+                  "etcd_member_agent_scale_down_blocked{pod=\"etcd-1\"} 0x14"),
+              Map.of("pod", "etcd-0"),
+              3,
+              6,
+              11),
+          new Case(
+              "EtcdMemberRemovalFailing",
+              List.of(
+                  // a failed removal every minute for 12 minutes, then none
+                  "etcd_member_agent_member_removals_total{pod=\"etcd-0\",reason=\"scale-down-catch-up\",result=\"failed\"} 0+1x12 12x12",
+                  "etcd_member_agent_member_removals_total{pod=\"etcd-1\",reason=\"scale-down\",result=\"removed\"} 0+1x24"),
+              Map.of("pod", "etcd-0", "reason", "scale-down-catch-up", "result", "failed"),
+              3,
+              8,
+              20),
+          new Case(
+              "EtcdMemberSurplusVoter",
+              List.of(
+                  "etcd_member_agent_surplus_voters{pod=\"etcd-0\"} 2x20 0x5",
+                  "etcd_member_agent_surplus_voters{pod=\"etcd-1\"} 0x25"),
+              Map.of("pod", "etcd-0"),
+              10,
+              17,
+              23));
 
   static final Pattern LABEL = Pattern.compile("\\{\\{ \\$labels\\.(\\w+) }}");
 

@@ -33,7 +33,13 @@ import java.util.function.Supplier;
 public final class ScaleDownRound {
 
   /** What one round decided, and what etcd answered when it acted. */
-  public record Result(ScaleDownDecision decision, Optional<RemovalAttempt> attempt) {}
+  public record Result(
+      ScaleDownDecision decision, Optional<RemovalAttempt> attempt, int surplusVoters) {
+
+    public Result(ScaleDownDecision decision, Optional<RemovalAttempt> attempt) {
+      this(decision, attempt, 0);
+    }
+  }
 
   /** The Idle reason when no endpoint answered MemberList: undecided. */
   static final String MEMBERS_UNKNOWN = "MembersUnknown";
@@ -108,6 +114,12 @@ public final class ScaleDownRound {
             : new ScaleDownTrigger.OwnPodTerminating(selfId);
     ScaleDownDecision decision =
         ScaleDownRule.decide(new ScaleDownFacts(target, members, leader, healthy, pods, trigger));
+    int surplusVoters = 0;
+    if (target instanceof ScaleTarget.Replicas r) {
+      for (MemberInfo m : members.members()) {
+        surplusVoters += !m.learner() && ScaleDownRule.isSurplus(r, m) ? 1 : 0;
+      }
+    }
     return new Result(
         decision,
         act(
@@ -115,7 +127,8 @@ public final class ScaleDownRound {
             members,
             leader,
             healthy,
-            catchUp ? ScaleDownRule.CATCH_UP_PATH : ScaleDownRule.FAST_PATH));
+            catchUp ? ScaleDownRule.CATCH_UP_PATH : ScaleDownRule.FAST_PATH),
+        surplusVoters);
   }
 
   private static boolean hasSurplus(Membership.Known members, ScaleTarget.Replicas r) {

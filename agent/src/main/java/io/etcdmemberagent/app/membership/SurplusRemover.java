@@ -125,6 +125,7 @@ public final class SurplusRemover implements AutoCloseable {
         }
       } else if (!(last instanceof ScaleDownDecision.Idle idle
           && idle.reason().equals("NotTheLeader"))) {
+        metrics.recordScaleDown(false, 0); // the leader's agent reports from now on
         last = NOT_LEADING;
         lastAt = clock.instant();
         decisionChanged.run();
@@ -240,6 +241,8 @@ public final class SurplusRemover implements AutoCloseable {
 
   private void record(ScaleDownRound.Result result) {
     last = result.decision();
+    metrics.recordScaleDown(
+        result.decision() instanceof ScaleDownDecision.Blocked, result.surplusVoters());
     lastAt = clock.instant();
     String described = describe(result.decision());
     if (!described.equals(lastLogged)) {
