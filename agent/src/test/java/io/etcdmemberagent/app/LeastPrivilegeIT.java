@@ -144,7 +144,8 @@ class LeastPrivilegeIT {
             "--poll-interval=200ms",
             "--down-event-after=1s",
             "--member-resource=on",
-            "--scale-down-check-interval=1s"));
+            "--scale-down-check-interval=1s",
+            "--remove-surplus-members=true")); // as the chart's cluster mode runs it
     return all.toArray(String[]::new);
   }
 

@@ -198,8 +198,12 @@ public final class EtcdTestClient implements AutoCloseable {
   }
 
   public void put(String endpoint, String key, byte[] value) {
+    put(endpoint, key, value, 10_000);
+  }
+
+  public void put(String endpoint, String key, byte[] value, long deadlineMillis) {
     KVGrpc.newBlockingStub(channel(endpoint))
-        .withDeadlineAfter(10, TimeUnit.SECONDS)
+        .withDeadlineAfter(deadlineMillis, TimeUnit.MILLISECONDS)
         .put(
             PutRequest.newBuilder()
                 .setKey(ByteString.copyFromUtf8(key))
