@@ -64,6 +64,34 @@ class JoinDeciderTest {
   }
 
   @Test
+  void anUnreadStatefulSetIsAskedAgainNotTakenAsNoStatefulSet() {
+    assertThat(JoinDecider.decide(holding(9, 0, TWO, new ScaleTarget.Unread("503"))))
+        .isInstanceOfSatisfying(
+            JoinPlan.Wait.class, w -> assertThat(w.reason()).contains("was not read: 503"));
+  }
+
+  @Test
+  void onlyAListThatOmitsTheDataDirsMemberNeedsConfirming() {
+    assertThat(JoinDecider.listOmitsDataDirMember(new DataDirMember.Identified(9, 0), TWO))
+        .isTrue();
+    assertThat(JoinDecider.listOmitsDataDirMember(new DataDirMember.Identified(2, 0), TWO))
+        .isFalse();
+    assertThat(
+            JoinDecider.listOmitsDataDirMember(
+                new DataDirMember.Identified(9, 0), new Membership.Unknown("down")))
+        .isFalse();
+    assertThat(JoinDecider.listOmitsDataDirMember(new DataDirMember.Empty(), TWO)).isFalse();
+  }
+
+  @Test
+  void aRemovedMemberIsJudgedByOrdinalsStartToo() {
+    // ordinals.start 3, replicas 3: etcd-2 is below the range, surplus
+    assertThat(JoinDecider.decide(holding(9, 0, TWO, new ScaleTarget.Replicas("etcd", 3, 3))))
+        .isInstanceOfSatisfying(
+            JoinPlan.Fail.class, f -> assertThat(f.message()).contains("ordinals 3..5"));
+  }
+
+  @Test
   void withoutAStatefulSetARemovedMembersDataIsLeftToAPerson() {
     assertThat(JoinDecider.decide(holding(9, 0, TWO, new ScaleTarget.None("--kube=off"))))
         .isInstanceOfSatisfying(

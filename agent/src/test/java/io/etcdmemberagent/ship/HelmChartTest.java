@@ -258,6 +258,9 @@ class HelmChartTest {
                 + " + etcd.stopSeconds 10s + the kubelet's minimum 2s = 102s");
     assertThatThrownBy(() -> render(t -> t.set("agent.scaleDownBudget", "500ms")))
         .hasMessageContaining("scaleDownBudget");
+    assertThatThrownBy(() -> render(t -> t.set("ordinals.start", 2)))
+        .as("the chart's Pods count from 0: <release>-0 bootstraps")
+        .hasMessageContaining("ordinals");
     assertThatThrownBy(() -> values(t -> t.withKubeVersion("1.25.16")).call())
         .as("a lifecycle httpGet honours scheme HTTPS from 1.26 only")
         .hasMessageContaining("scheme HTTPS is honoured from 1.26");
