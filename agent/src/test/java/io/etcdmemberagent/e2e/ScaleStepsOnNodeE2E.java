@@ -41,6 +41,12 @@ class ScaleStepsOnNodeE2E {
   static final String NS = "ledger";
   static final String STS = "ledger";
 
+  /**
+   * {@code -Dscale.worst=true}: also 3 → 9 and 9 → 1, the largest step the chart's schema allows
+   * (eight removals and a leadership move inside one budget); about 5 minutes more.
+   */
+  static final boolean WORST_STEP = Boolean.getBoolean("scale.worst");
+
   /** The longest write gap allowed in a step of a healthy cluster on this 2-core machine. */
   static final Duration MAX_GAP = Duration.ofSeconds(5);
 
@@ -140,6 +146,18 @@ class ScaleStepsOnNodeE2E {
               });
       assertThat(g.removed).isEmpty();
       assertThat(db.memberIds()).as("replicas 0 is a pause").isEqualTo(three);
+
+      if (WORST_STEP) {
+        Row up = step(db, traffic, "3 → 9 (kubectl)", 9, () -> scale(node, 9));
+        up.assertHealthyGap();
+        moveLeaderTo(db, db.memberIds().get(pod(8)));
+        Row worst =
+            step(db, traffic, "9 → 1, leader at ordinal 8 (kubectl)", 1, () -> scale(node, 1));
+        assertThat(worst.removed)
+            .containsExactly(pod(7), pod(6), pod(5), pod(4), pod(3), pod(2), pod(1), pod(8));
+        assertThat(worst.removedWhileLeading).isEmpty();
+        worst.assertHealthyGap();
+      }
 
       traffic.stop();
       System.out.println(
