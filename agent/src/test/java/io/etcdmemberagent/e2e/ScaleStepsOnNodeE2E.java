@@ -61,7 +61,11 @@ class ScaleStepsOnNodeE2E {
     Traffic traffic = null;
     try {
       db.createRestrictedNamespace();
-      db.install("replicas=5");
+      // nine members' CPU requests (200m each by default) would not fit this 2-core node
+      db.install(
+          WORST_STEP
+              ? new String[] {"replicas=5", "etcd.resources.requests.cpu=50m"}
+              : new String[] {"replicas=5"});
       db.awaitReadyVoters(5, Duration.ofMinutes(6));
       client.put(url(db, 0), "before", "kept".getBytes(StandardCharsets.UTF_8));
       Map<String, Long> five = db.memberIds();
