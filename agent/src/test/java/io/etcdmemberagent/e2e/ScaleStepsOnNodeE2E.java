@@ -42,10 +42,11 @@ class ScaleStepsOnNodeE2E {
   static final String STS = "ledger";
 
   /**
-   * {@code -Dscale.worst=true}: also 3 → 9 and 9 → 1, the largest step the chart's schema allows
-   * (eight removals and a leadership move inside one budget); about 5 minutes more.
+   * {@code -Dscale.bench=true} (the benchmark's run, not CI's): also 3 → 9 and 9 → 1, the largest
+   * step the chart's schema allows (eight removals and a leadership move inside one budget), and
+   * the same 5 → 2 beside it without the agent's removals; about 8 minutes more.
    */
-  static final boolean WORST_STEP = Boolean.getBoolean("scale.worst");
+  static final boolean WORST_STEP = Boolean.getBoolean("scale.bench");
 
   /** The longest write gap allowed in a step of a healthy cluster on this 2-core machine. */
   static final Duration MAX_GAP = Duration.ofSeconds(5);
@@ -185,6 +186,60 @@ class ScaleStepsOnNodeE2E {
       } finally {
         node.tool("kubectl", 300, "delete", "namespace", NS, "--wait=true", "--ignore-not-found");
         client.close();
+      }
+    }
+  }
+
+  /**
+   * The plain setup beside the agent: the same chart and the same 5 → 2, with the agent's removals
+   * (and so etcd's hold) off, as the chart was before. Three of five voters stop with their Pods,
+   * no member is removed, and the two left have no quorum: writes fail until the user scales back.
+   */
+  @Test
+  void withoutTheAgentsRemovalsFiveToTwoLosesQuorum() throws Exception {
+    assumeTrue(KubeNode.available(), "the node needs root");
+    assumeTrue(WORST_STEP, "the benchmark's side-by-side run only (-Dscale.bench=true)");
+    KubeNode node = KubeNode.shared();
+    ChartRelease db = new ChartRelease(node, "plain", "plain", client);
+    Traffic traffic = null;
+    try {
+      db.createRestrictedNamespace();
+      db.install("replicas=5", "agent.removeSurplusMembers=false");
+      db.awaitReadyVoters(5, Duration.ofMinutes(6));
+      traffic = new Traffic(db);
+      traffic.beginRow();
+      long started = System.nanoTime();
+      node.kubectl("scale", "statefulset", "plain", "-n", "plain", "--replicas=2");
+      Poll.until("two Pods left", Duration.ofMinutes(3), () -> db.pods().size() == 2);
+      // a minute after the scale, as a user waits
+      Poll.until(
+          "a minute after the scale",
+          Duration.ofSeconds(90),
+          () -> System.nanoTime() - started > 60_000_000_000L);
+      Row row = new Row("5 → 2 without the agent's removals (plain)");
+      traffic.endRow(row);
+      row.settledSeconds = (System.nanoTime() - started) / 1e9;
+      int members = client.members(db.clientUrl(db.podIps().get("plain-0")), 2000).size();
+      System.out.printf(
+          "[scale-steps] | %s | never (%d members after %.0f s) | none | %.1f s | %d / %d | %d |%n",
+          row.name,
+          members,
+          row.settledSeconds,
+          row.longestGapMillis / 1000.0,
+          row.failedWrites,
+          row.failedReads,
+          row.writes);
+      assertThat(members).as("no member removed").isEqualTo(5);
+      assertThat(row.failedWrites).as("two of five voters have no quorum").isPositive();
+    } finally {
+      if (traffic != null) {
+        traffic.stop();
+      }
+      try {
+        db.uninstall();
+      } finally {
+        node.tool(
+            "kubectl", 300, "delete", "namespace", "plain", "--wait=true", "--ignore-not-found");
       }
     }
   }
