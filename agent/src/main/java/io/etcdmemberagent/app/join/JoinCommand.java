@@ -408,24 +408,21 @@ public final class JoinCommand {
 
   /** A linearizable member list through the cluster endpoints; Unknown when none gives one. */
   private Membership readLinearizable() {
-    List<String> failures = new ArrayList<>();
-    for (String endpoint : endpoints) {
-      Membership m = etcd.linearizableMemberList(endpoint);
-      if (m instanceof Membership.Known) {
-        return m;
-      }
-      failures.add(((Membership.Unknown) m).reason());
-    }
-    return new Membership.Unknown(String.join("; ", failures));
+    return readMembership(etcd::linearizableMemberList);
   }
 
   private Membership readMembership() {
     if (endpoints.isEmpty()) {
       return new Membership.Unknown("no --cluster-endpoints given");
     }
+    return readMembership(etcd::memberList);
+  }
+
+  /** The first member list {@code read} gets through a cluster endpoint, or why none. */
+  private Membership readMembership(java.util.function.Function<String, Membership> read) {
     List<String> failures = new ArrayList<>();
     for (String endpoint : endpoints) {
-      Membership m = etcd.memberList(endpoint);
+      Membership m = read.apply(endpoint);
       if (m instanceof Membership.Known) {
         return m;
       }
