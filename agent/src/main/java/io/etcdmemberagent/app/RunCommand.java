@@ -83,6 +83,9 @@ public final class RunCommand {
   /** How long a stopping agent waits for etcd's hold to get its answer before the port closes. */
   private static final Duration HOLD_ANSWERED_WITHIN = Duration.ofSeconds(2);
 
+  /** How long a stopping agent that removes members gives etcd's hold to arrive, when none has. */
+  private static final Duration HOLD_ARRIVES_WITHIN = Duration.ofSeconds(1);
+
   private final RunConfig config;
   private final Clock clock = Clock.systemUTC();
   private final CountDownLatch stopped = new CountDownLatch(1);
@@ -619,7 +622,9 @@ public final class RunCommand {
     }
     if (http != null) {
       try {
-        http.awaitHoldsAnswered(HOLD_ANSWERED_WITHIN);
+        // with removal on, etcd has the hold as its preStop (the chart's): let it arrive
+        http.awaitHoldsAnswered(
+            remover != null ? HOLD_ARRIVES_WITHIN : Duration.ZERO, HOLD_ANSWERED_WITHIN);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }

@@ -49,6 +49,7 @@ final class HoldRequests implements AutoCloseable {
             return t;
           });
   private int open;
+  private int received;
 
   HoldRequests(EtcdHold hold) {
     this.hold = hold;
@@ -119,6 +120,7 @@ final class HoldRequests implements AutoCloseable {
       return false;
     }
     open++;
+    received++;
     return true;
   }
 
@@ -127,10 +129,17 @@ final class HoldRequests implements AutoCloseable {
     notifyAll();
   }
 
-  synchronized void awaitNoneOpen(Duration timeout) throws InterruptedException {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (open > 0) {
-      long left = deadline - System.nanoTime();
+  /**
+   * Waits, at most {@code timeout}, until no hold is open; when none has come yet, first gives one
+   * {@code firstWithin} to arrive (the kubelet calls etcd's preStop as it signals the agent).
+   */
+  synchronized void awaitNoneOpen(Duration firstWithin, Duration timeout)
+      throws InterruptedException {
+    long start = System.nanoTime();
+    long deadline = start + timeout.toNanos();
+    long firstBy = start + firstWithin.toNanos();
+    while (open > 0 || (received == 0 && System.nanoTime() < firstBy)) {
+      long left = Math.min(deadline, open > 0 ? deadline : firstBy) - System.nanoTime();
       if (left <= 0) {
         return;
       }

@@ -184,11 +184,14 @@ public final class HttpServer implements AutoCloseable {
   }
 
   /**
-   * Waits, at most {@code timeout}, until every hold in flight has been answered: the caller
-   * (etcd's preStop) gets its answer before the port closes.
+   * Waits, at most {@code timeout}, until every hold in flight has been answered, so that the
+   * caller (etcd's preStop) gets its answer before the port closes; when no hold has come yet,
+   * first gives one {@code firstWithin} to arrive (a hold refused at a closed port is a
+   * FailedPreStopHook Event on every restart).
    */
-  public void awaitHoldsAnswered(java.time.Duration timeout) throws InterruptedException {
-    holds.awaitNoneOpen(timeout);
+  public void awaitHoldsAnswered(java.time.Duration firstWithin, java.time.Duration timeout)
+      throws InterruptedException {
+    holds.awaitNoneOpen(firstWithin, timeout);
   }
 
   @Override

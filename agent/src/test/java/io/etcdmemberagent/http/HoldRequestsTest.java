@@ -91,10 +91,27 @@ class HoldRequestsTest {
           .startsWith("holding: awaiting turn: member 5 (db-4) leaves first\n")
           .endsWith("done: settled: remove 4 (ordinal 3)\n");
     }
-    server.awaitHoldsAnswered(Duration.ofSeconds(5));
+    server.awaitHoldsAnswered(Duration.ofSeconds(1), Duration.ofSeconds(5));
     assertThat(holdRequest().get(10, TimeUnit.SECONDS).body())
         .as("once settled, a hold answers at once")
         .isEqualTo("done: settled: remove 4 (ordinal 3)\n");
+  }
+
+  @Test
+  void aStoppingServerGivesAHoldTimeToArriveAndToBeAnswered() throws Exception {
+    settled.complete("settled: NotSurplus");
+    long t0 = System.nanoTime();
+    server.awaitHoldsAnswered(Duration.ofMillis(300), Duration.ofSeconds(5));
+    assertThat(System.nanoTime() - t0)
+        .as("no hold came: waited for one")
+        .isGreaterThanOrEqualTo(300_000_000L);
+    assertThat(holdRequest().get(10, TimeUnit.SECONDS).body())
+        .isEqualTo("done: settled: NotSurplus\n");
+    t0 = System.nanoTime();
+    server.awaitHoldsAnswered(Duration.ofSeconds(30), Duration.ofSeconds(60));
+    assertThat(System.nanoTime() - t0)
+        .as("a hold came and was answered: no waiting")
+        .isLessThan(5_000_000_000L);
   }
 
   @Test
