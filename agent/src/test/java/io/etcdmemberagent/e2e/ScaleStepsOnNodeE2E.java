@@ -170,6 +170,15 @@ class ScaleStepsOnNodeE2E {
               + " | failed writes / reads | writes |");
       table.forEach(r -> System.out.println("[scale-steps] " + r));
       assertThat(client.value(url(db, 0), "before", 5000)).isEqualTo("kept");
+      assertThat(
+              node.admin()
+                  .getJson(
+                      "/api/v1/namespaces/"
+                          + NS
+                          + "/events?fieldSelector=reason%3DFailedPreStopHook")
+                  .getAsJsonArray("items"))
+          .as("etcd's hold answered every Pod the kubelet stopped, over HTTPS")
+          .isEmpty();
       List<String> lost = traffic.lostKeys(url(db, 0));
       assertThat(lost)
           .as("every write etcd accepted is kept (of %d)", traffic.written.size())
