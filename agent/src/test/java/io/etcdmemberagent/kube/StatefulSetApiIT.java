@@ -44,6 +44,7 @@ class StatefulSetApiIT {
     String uid = sts.getAsJsonObject("metadata").get("uid").getAsString();
     pod(admin, "db-1", uid, false);
     pod(admin, "db-4", uid, true);
+    pod(admin, "db-3", uid, false, "node-a");
     pod(admin, "lonely", null, false);
 
     try (ClientJavaPodApi db1 = connect(kube, "db-1");
@@ -113,6 +114,15 @@ class StatefulSetApiIT {
 
   /** A Pod owned by the StatefulSet {@code uid} (or by nothing), held by a finalizer if asked. */
   private static void pod(KubeRest admin, String name, String ownerUid, boolean finalizer) {
+    pod(admin, name, ownerUid, finalizer, null);
+  }
+
+  /**
+   * {@code nodeName}: bound to a node (none runs here), so a graceful delete keeps it until its
+   * grace period ends, as a kubelet stopping it would; an unbound Pod is deleted at once.
+   */
+  private static void pod(
+      KubeRest admin, String name, String ownerUid, boolean finalizer, String nodeName) {
     String owner =
         ownerUid == null
             ? ""
@@ -128,6 +138,8 @@ class StatefulSetApiIT {
             + "\""
             + owner
             + finalizers
-            + "},\"spec\":{\"containers\":[{\"name\":\"etcd\",\"image\":\"etcd\"}]}}");
+            + "},\"spec\":{"
+            + (nodeName == null ? "" : "\"nodeName\":\"" + nodeName + "\",")
+            + "\"containers\":[{\"name\":\"etcd\",\"image\":\"etcd\"}]}}");
   }
 }
