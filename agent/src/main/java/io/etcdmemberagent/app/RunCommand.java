@@ -227,6 +227,9 @@ public final class RunCommand {
             .map(api -> new KubeSync(api, clock, config.kube().resyncInterval(), metrics))
             .orElse(null);
     memberResource = podApi.map(this::memberResource).orElse(null);
+    // one reader of the StatefulSet (it keeps the owner it found) for promotion and scale-down
+    Optional<ClientJavaStatefulSetApi> statefulSet =
+        podApi.map(api -> new ClientJavaStatefulSetApi(api, clock));
     ClientTlsFiles tlsFiles =
         new ClientTlsFiles(config.tls().caCert(), config.tls().cert(), config.tls().key());
     ClientTlsMaterial tlsMaterial = TlsReloader.loadAtStart(tlsFiles);
@@ -306,7 +309,7 @@ public final class RunCommand {
                     new PeerTlsPolicy(peer.certExpiryWarning(), peer.gatesReadiness()))),
             new LearnerWatch(p.stallTimeout()),
             new PromotionTracker(policy, () -> ThreadLocalRandom.current().nextDouble()),
-            new Promoter(etcd, membership, clock, leavingCheck(podApi)),
+            new Promoter(etcd, membership, clock, leavingCheck(statefulSet)),
             metrics,
             new TransitionLog(),
             clock,
@@ -315,7 +318,7 @@ public final class RunCommand {
             publisher());
     state = new AgentState(loop, clock, maxVerdictAge(), this::statusExtras);
     if (podApi.isPresent() && config.scaleDown().enabled()) {
-      remover = surplusRemover(podApi.get());
+      remover = surplusRemover(statefulSet.orElseThrow());
     }
     ServingSettings serving = config.serving();
     if (serving.kubeAuthz()) {
@@ -363,18 +366,16 @@ public final class RunCommand {
   }
 
   /** Whether this member's Pod is leaving its StatefulSet: asked before a promote. */
-  private Supplier<Optional<String>> leavingCheck(Optional<ClientJavaPodApi> podApi) {
-    if (podApi.isEmpty()) {
-      return Optional::empty;
-    }
-    ClientJavaStatefulSetApi statefulSet = new ClientJavaStatefulSetApi(podApi.get(), clock);
-    String pod = podApi.get().podName();
-    return () -> ScaleDownRule.promotionRefusal(statefulSet.target(), pod);
+  private static Supplier<Optional<String>> leavingCheck(
+      Optional<ClientJavaStatefulSetApi> statefulSet) {
+    return statefulSet
+        .<Supplier<Optional<String>>>map(
+            s -> () -> ScaleDownRule.promotionRefusal(s.target(), s.ownPodName()))
+        .orElse(Optional::empty);
   }
 
   /** The scale-down rule's two paths, on this member's StatefulSet. */
-  private SurplusRemover surplusRemover(ClientJavaPodApi pods) {
-    ClientJavaStatefulSetApi statefulSet = new ClientJavaStatefulSetApi(pods, clock);
+  private SurplusRemover surplusRemover(ClientJavaStatefulSetApi statefulSet) {
     List<String> configured = new ArrayList<>(List.of(config.etcdEndpoint().toString()));
     config.clusterEndpoints().forEach(u -> configured.add(u.toString()));
     Supplier<List<String>> endpoints =

@@ -55,7 +55,7 @@ public final class ClientJavaPodApi implements PodApi {
     return namespace;
   }
 
-  public String podName() {
+  String podName() {
     return podName;
   }
 

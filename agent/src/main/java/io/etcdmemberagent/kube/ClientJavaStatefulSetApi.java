@@ -84,6 +84,11 @@ public final class ClientJavaStatefulSetApi implements StatefulSetApi {
     }
   }
 
+  /** The agent's own Pod's name. */
+  public String ownPodName() {
+    return podName;
+  }
+
   @Override
   public SurplusPod ownPod() {
     return pod(podName);

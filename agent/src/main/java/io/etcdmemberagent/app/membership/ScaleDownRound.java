@@ -82,11 +82,15 @@ public final class ScaleDownRound {
       }
       members = read.get();
     }
+    List<MemberInfo> surplus =
+        target instanceof ScaleTarget.Replicas r
+            ? members.members().stream().filter(m -> ScaleDownRule.isSurplus(r, m)).toList()
+            : List.of();
     Set<Long> healthy = new HashSet<>();
     long leader = 0;
     long leaderTerm = -1;
     Map<String, SurplusPod> pods = new HashMap<>();
-    if (target instanceof ScaleTarget.Replicas r && hasSurplus(members, r)) {
+    if (!surplus.isEmpty()) {
       for (MemberInfo m : members.members()) {
         if (m.clientUrls().isEmpty()) {
           continue;
@@ -101,11 +105,9 @@ public final class ScaleDownRound {
           }
         }
       }
-      for (MemberInfo m : members.members()) {
-        if (ScaleDownRule.isSurplus(r, m)) {
-          String pod = ScaleDownRule.podName(m);
-          pods.put(pod, statefulSet.pod(pod));
-        }
+      for (MemberInfo m : surplus) {
+        String pod = ScaleDownRule.podName(m);
+        pods.put(pod, statefulSet.pod(pod));
       }
     }
     ScaleDownTrigger trigger =
@@ -114,12 +116,7 @@ public final class ScaleDownRound {
             : new ScaleDownTrigger.OwnPodTerminating(selfId);
     ScaleDownDecision decision =
         ScaleDownRule.decide(new ScaleDownFacts(target, members, leader, healthy, pods, trigger));
-    int surplusVoters = 0;
-    if (target instanceof ScaleTarget.Replicas r) {
-      for (MemberInfo m : members.members()) {
-        surplusVoters += !m.learner() && ScaleDownRule.isSurplus(r, m) ? 1 : 0;
-      }
-    }
+    int surplusVoters = (int) surplus.stream().filter(m -> !m.learner()).count();
     return new Result(
         decision,
         act(
@@ -129,10 +126,6 @@ public final class ScaleDownRound {
             healthy,
             catchUp ? ScaleDownRule.CATCH_UP_PATH : ScaleDownRule.FAST_PATH),
         surplusVoters);
-  }
-
-  private static boolean hasSurplus(Membership.Known members, ScaleTarget.Replicas r) {
-    return members.members().stream().anyMatch(m -> ScaleDownRule.isSurplus(r, m));
   }
 
   private Optional<Membership.Known> readMembers() {
