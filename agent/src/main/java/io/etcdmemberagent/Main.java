@@ -5,6 +5,7 @@ import io.etcdmemberagent.app.join.JoinCommand;
 import io.etcdmemberagent.config.ConfigException;
 import io.etcdmemberagent.config.JoinConfig;
 import io.etcdmemberagent.config.RunConfig;
+import io.etcdmemberagent.config.ServiceLinks;
 import io.etcdmemberagent.config.Subcommands;
 import io.etcdmemberagent.support.EventLog;
 import io.etcdmemberagent.support.Version;
@@ -33,6 +34,7 @@ public final class Main {
     }
     String command = args.get(0);
     List<String> rest = args.subList(1, args.size());
+    ServiceLinks links = ServiceLinks.in(env);
     try {
       switch (command) {
         case "version" -> {
@@ -44,8 +46,9 @@ public final class Main {
             System.out.print(Subcommands.usage("run", RunConfig.FLAGS));
             return OK;
           }
-          RunConfig config = RunConfig.parse(rest, env);
+          RunConfig config = RunConfig.parse(rest, links.remaining());
           EventLog.configure(config.log().format(), config.log().level(), System.err);
+          noteServiceLinks(links);
           new RunCommand(config, env).runUntilStopped();
           return OK;
         }
@@ -54,8 +57,9 @@ public final class Main {
             System.out.print(Subcommands.usage("join", JoinConfig.FLAGS));
             return OK;
           }
-          JoinConfig config = JoinConfig.parse(rest, env);
+          JoinConfig config = JoinConfig.parse(rest, links.remaining());
           EventLog.configure(config.log().format(), config.log().level(), System.err);
+          noteServiceLinks(links);
           return JoinCommand.execute(config);
         }
         default -> {
@@ -76,6 +80,12 @@ public final class Main {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return FAILED;
+    }
+  }
+
+  private static void noteServiceLinks(ServiceLinks links) {
+    if (!links.names().isEmpty()) {
+      EventLog.warn("service-links-set-aside", "detail", links.describe());
     }
   }
 }

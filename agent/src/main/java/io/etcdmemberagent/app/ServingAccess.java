@@ -10,6 +10,7 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
 import java.util.HexFormat;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Who may read /metrics and /status: a caller whose client certificate the handshake verified
@@ -24,6 +25,7 @@ final class ServingAccess implements AccessPolicy {
   private final Clock clock;
   private volatile AccessGate gate;
   private volatile String lastFailure = "";
+  private final ReviewLane lane = new ReviewLane();
 
   ServingAccess(boolean clientCertificates, boolean kube, Clock clock) {
     this.clientCertificates = clientCertificates;
@@ -64,6 +66,27 @@ final class ServingAccess implements AccessPolicy {
           "a client certificate signed by --https-client-ca-file is required");
     }
     return new AccessDecision.Allowed("anonymous", "no access control");
+  }
+
+  /**
+   * A decision the caches hold is given at once; one that must ask the API server goes to the
+   * {@link ReviewLane}, so that no request thread waits for it.
+   */
+  @Override
+  public CompletableFuture<AccessDecision> decide(
+      String path, String verb, Optional<String> bearerToken, Optional<String> clientCertificate) {
+    AccessGate g = gate;
+    if (!kube || g == null || clientCertificate.isPresent() || bearerToken.isEmpty()) {
+      return CompletableFuture.completedFuture(check(path, verb, bearerToken, clientCertificate));
+    }
+    Optional<AccessDecision> known = g.cached(bearerToken, path, verb, clock.instant());
+    if (known.isPresent()) {
+      report(known.get());
+      return CompletableFuture.completedFuture(known.get());
+    }
+    return lane.review(
+        fingerprint(bearerToken.get()) + "|" + verb + "|" + path,
+        () -> check(path, verb, bearerToken, clientCertificate));
   }
 
   /** A review that failed is logged once per distinct problem, and again after a success. */

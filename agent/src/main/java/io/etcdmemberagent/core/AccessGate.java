@@ -63,6 +63,28 @@ public final class AccessGate {
     return authorize(a.identity(), path, verb, now);
   }
 
+  /**
+   * The decision from the caches alone, without asking the API server: empty when a review would be
+   * needed. A request answered here needs no review capacity.
+   */
+  public Optional<AccessDecision> cached(
+      Optional<String> bearerToken, String path, String verb, Instant now) {
+    if (bearerToken.isEmpty() || bearerToken.get().isBlank()) {
+      return Optional.of(decide(bearerToken, path, verb, now));
+    }
+    AccessReviews.TokenAnswer token =
+        tokens.get(fingerprint.apply(bearerToken.get()), now).orElse(null);
+    if (token instanceof AccessReviews.TokenAnswer.Rejected r) {
+      return Optional.of(
+          new AccessDecision.Unauthenticated("the token was not accepted: " + r.why()));
+    }
+    if (token instanceof AccessReviews.TokenAnswer.Authenticated a
+        && permissions.get(a.identity() + "|" + verb + "|" + path, now).isPresent()) {
+      return Optional.of(authorize(a.identity(), path, verb, now));
+    }
+    return Optional.empty();
+  }
+
   private AccessDecision authorize(
       AccessReviews.Identity who, String path, String verb, Instant now) {
     String key = who + "|" + verb + "|" + path;

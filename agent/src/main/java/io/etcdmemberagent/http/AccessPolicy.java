@@ -2,6 +2,7 @@ package io.etcdmemberagent.http;
 
 import io.etcdmemberagent.core.AccessDecision;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Who may read {@code /metrics} and {@code /status}. {@code clientCertificate} is the subject of a
@@ -15,4 +16,13 @@ public interface AccessPolicy {
 
   AccessDecision check(
       String path, String verb, Optional<String> bearerToken, Optional<String> clientCertificate);
+
+  /**
+   * As {@link #check}, for the server: a decision that needs a remote review completes later, on
+   * the policy's own threads, so that no request thread waits for it (the probes share them).
+   */
+  default CompletableFuture<AccessDecision> decide(
+      String path, String verb, Optional<String> bearerToken, Optional<String> clientCertificate) {
+    return CompletableFuture.completedFuture(check(path, verb, bearerToken, clientCertificate));
+  }
 }

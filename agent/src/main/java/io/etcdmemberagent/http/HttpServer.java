@@ -9,6 +9,7 @@ import java.util.HashSet;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
@@ -74,20 +75,9 @@ public final class HttpServer implements AutoCloseable {
               config.routes.get("/readyz/{check}", ctx -> readyzOne(ctx, view));
               config.routes.get("/livez", ctx -> livez(ctx, view));
               config.routes.get(HoldRequests.PATH, holds::serve);
+              config.routes.get("/status", ctx -> guarded(ctx, access, () -> status(ctx, view)));
               config.routes.get(
-                  "/status",
-                  ctx -> {
-                    if (admitted(ctx, access)) {
-                      status(ctx, view);
-                    }
-                  });
-              config.routes.get(
-                  "/metrics",
-                  ctx -> {
-                    if (admitted(ctx, access)) {
-                      metrics(ctx, metrics);
-                    }
-                  });
+                  "/metrics", ctx -> guarded(ctx, access, () -> metrics(ctx, metrics)));
             });
     app.start();
     return new HttpServer(app, tls, holds);
@@ -99,13 +89,34 @@ public final class HttpServer implements AutoCloseable {
         .reload(keys);
   }
 
-  private static boolean admitted(Context ctx, AccessPolicy access) {
-    AccessDecision decision =
-        access.check(
+  /**
+   * Serves {@code serve} to an admitted caller. A decision the policy has at hand is answered on
+   * this thread; one that waits for a review releases the request thread until it completes.
+   */
+  private static void guarded(Context ctx, AccessPolicy access, Runnable serve) {
+    CompletableFuture<AccessDecision> decision =
+        access.decide(
             ctx.path(),
             ctx.method().name().toLowerCase(Locale.ROOT),
             bearerToken(ctx),
             clientCertificate(ctx));
+    if (decision.isDone()) {
+      if (admitted(ctx, decision.join())) {
+        serve.run();
+      }
+      return;
+    }
+    ctx.future(
+        () ->
+            decision.thenAccept(
+                d -> {
+                  if (admitted(ctx, d)) {
+                    serve.run();
+                  }
+                }));
+  }
+
+  private static boolean admitted(Context ctx, AccessDecision decision) {
     if (decision instanceof AccessDecision.Allowed) {
       return true;
     }

@@ -48,9 +48,19 @@ public final class ClientJavaStatefulSetApi implements StatefulSetApi {
           replicas == null ? 1 : (int) KubeJson.number(replicas),
           start == null ? 0 : (int) KubeJson.number(start));
     } catch (KubeCallException e) {
-      return e.code() == 404
-          ? new ScaleTarget.None("StatefulSet " + owner + " is gone")
-          : new ScaleTarget.Unread(String.valueOf(ClientJavaPodApi.answer(e)));
+      // At an uninstall the StatefulSet, then the agent's RoleBinding and ServiceAccount go while
+      // its Pods stop: these answers are final, and waiting the whole budget on them only slows
+      // the uninstall. Anything else may pass, so it decides nothing and is asked again.
+      return switch (e.code()) {
+        case 404 -> new ScaleTarget.None("StatefulSet " + owner + " is gone");
+        case 401 ->
+            new ScaleTarget.None(
+                "the agent's identity is no longer accepted (401): its ServiceAccount is gone");
+        case 403 ->
+            new ScaleTarget.None(
+                "the agent may no longer read its StatefulSet (403): its Role or binding is gone");
+        default -> new ScaleTarget.Unread(String.valueOf(ClientJavaPodApi.answer(e)));
+      };
     }
   }
 

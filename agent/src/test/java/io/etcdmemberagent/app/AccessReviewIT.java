@@ -48,7 +48,7 @@ class AccessReviewIT {
             dir.resolve("etcd.log"),
             "--unsafe-no-fsync");
     kube.createNamespace(NS);
-    for (String sa : new String[] {"agent", "reader", "stranger"}) {
+    for (String sa : new String[] {"agent", "flooded-agent", "reader", "stranger"}) {
       kube.kubectl("create", "serviceaccount", sa, "-n", NS);
     }
     kube.grantMetricsRead("metrics-reader", "reader-reads-metrics", NS, "reader");
@@ -68,33 +68,50 @@ class AccessReviewIT {
     return kube.token(NS, sa, Duration.ofHours(1), null);
   }
 
-  @Test
-  void onlyAnAuthorizedCallerReadsMetricsAndStatusWhileProbesStayAnonymous() throws Exception {
-    TestPki pki = new TestPki(dir, "agent-serving");
-    TestPki.Issued serving = pki.issue("agent");
-    Path agentToken = Files.writeString(dir.resolve("agent.token"), token("agent"));
-    Path kubeconfig = kube.tokenKubeconfig(dir.resolve("agent.kubeconfig"), kube.url(), agentToken);
-    String reader = token("reader");
-    String stranger = token("stranger");
-    try (InProcessAgent agent =
-        InProcessAgent.start(
-            "--etcd-endpoint=" + etcdUrl,
-            "--https-cert-file=" + serving.cert(),
-            "--https-key-file=" + serving.key(),
-            "--authz=kube",
-            "--authz-deny-ttl=1s",
-            "--kube=on",
-            "--kubeconfig=" + kubeconfig,
-            "--pod-name=solo-0",
-            "--pod-namespace=" + NS,
-            "--member-resource=off",
-            "--remove-surplus-members=false")) {
-      int port = agent.port();
-      SSLContext probe = HttpsClients.anyServer();
+  /**
+   * An agent serving HTTPS with {@code --authz=kube}, asking as the ServiceAccount {@code account},
+   * once its member is ready (asked without a token).
+   */
+  InProcessAgent readyAgent(String account, String... extra) throws Exception {
+    TestPki.Issued serving = new TestPki(dir, account + "-serving").issue("agent");
+    Path agentToken = Files.writeString(dir.resolve(account + ".token"), token(account));
+    Path kubeconfig =
+        kube.tokenKubeconfig(dir.resolve(account + ".kubeconfig"), kube.url(), agentToken);
+    java.util.List<String> args =
+        new java.util.ArrayList<>(
+            java.util.List.of(
+                "--etcd-endpoint=" + etcdUrl,
+                "--https-cert-file=" + serving.cert(),
+                "--https-key-file=" + serving.key(),
+                "--authz=kube",
+                "--kube=on",
+                "--kubeconfig=" + kubeconfig,
+                "--pod-name=solo-0",
+                "--pod-namespace=" + NS,
+                "--member-resource=off",
+                "--remove-surplus-members=false"));
+    args.addAll(java.util.List.of(extra));
+    InProcessAgent agent = InProcessAgent.start(args.toArray(String[]::new));
+    SSLContext any = HttpsClients.anyServer();
+    try {
       Poll.until(
           "the member is ready, asked without a token",
           Duration.ofSeconds(30),
-          () -> HttpsClients.get(probe, port, "/readyz", null).status() == 200);
+          () -> HttpsClients.get(any, agent.port(), "/readyz", null).status() == 200);
+    } catch (RuntimeException | AssertionError e) {
+      agent.close();
+      throw e;
+    }
+    return agent;
+  }
+
+  @Test
+  void onlyAnAuthorizedCallerReadsMetricsAndStatusWhileProbesStayAnonymous() throws Exception {
+    String reader = token("reader");
+    String stranger = token("stranger");
+    try (InProcessAgent agent = readyAgent("agent", "--authz-deny-ttl=1s")) {
+      int port = agent.port();
+      SSLContext probe = HttpsClients.anyServer();
 
       HttpsClients.Answer withoutDelegation = HttpsClients.get(probe, port, "/metrics", reader);
       assertThat(withoutDelegation.status())
@@ -160,6 +177,102 @@ class AccessReviewIT {
       assertThat(HttpsClients.get(probe, port, "/metrics", unseen).status())
           .as("asked again once the server is back")
           .isEqualTo(200);
+    }
+  }
+
+  /**
+   * 32 clients send random bearer tokens to /metrics while the API server is paused (SIGSTOP: every
+   * review hangs until the agent's client gives up). The reviews are bounded and run beside the
+   * request threads, so the kubelet's probe (a new TLS connection each time, 1 s timeout) is
+   * answered throughout.
+   */
+  @Test
+  void probesNeverQueueBehindReviewsOfAPausedApiServer() throws Exception {
+    kube.kubectl(
+        "create",
+        "clusterrolebinding",
+        "flooded-agent-auth-delegator",
+        "--clusterrole=system:auth-delegator",
+        "--serviceaccount=" + NS + ":flooded-agent");
+    String reader = token("reader");
+    try (InProcessAgent agent = readyAgent("flooded-agent")) {
+      int port = agent.port();
+      SSLContext any = HttpsClients.anyServer();
+      Poll.until(
+          "the reader is let in",
+          Duration.ofSeconds(30),
+          () -> HttpsClients.get(any, port, "/metrics", reader).status() == 200);
+
+      long apiServer = kube.apiServer().pid();
+      java.util.concurrent.atomic.AtomicBoolean flooding =
+          new java.util.concurrent.atomic.AtomicBoolean(true);
+      java.util.concurrent.atomic.AtomicInteger floodAnswers =
+          new java.util.concurrent.atomic.AtomicInteger();
+      java.util.Map<Integer, Integer> floodStatuses =
+          new java.util.concurrent.ConcurrentHashMap<>();
+      java.util.List<Thread> flood = new java.util.ArrayList<>();
+      java.util.List<Long> probeMillis = new java.util.ArrayList<>();
+      java.util.List<Integer> probeStatuses = new java.util.ArrayList<>();
+      java.util.List<String> notReady = new java.util.ArrayList<>();
+      new ProcessBuilder("kill", "-STOP", Long.toString(apiServer)).start().waitFor();
+      try {
+        for (int i = 0; i < 32; i++) {
+          Thread t =
+              new Thread(
+                  () -> {
+                    java.util.Random random = new java.util.Random();
+                    while (flooding.get()) {
+                      int status =
+                          HttpsClients.statusWithToken(
+                              any, port, "/metrics", Long.toHexString(random.nextLong()));
+                      floodStatuses.merge(status, 1, Integer::sum);
+                      floodAnswers.incrementAndGet();
+                    }
+                  },
+                  "flood-" + i);
+          t.setDaemon(true);
+          t.start();
+          flood.add(t);
+        }
+        long end = System.nanoTime() + Duration.ofSeconds(8).toNanos();
+        while (System.nanoTime() < end) {
+          long started = System.nanoTime();
+          int status;
+          try {
+            HttpsClients.Answer answer = HttpsClients.get(any, port, "/readyz?verbose", null);
+            status = answer.status();
+            if (status != 200) {
+              notReady.add(answer.body());
+            }
+          } catch (java.io.UncheckedIOException e) {
+            status = -1;
+          }
+          probeMillis.add((System.nanoTime() - started) / 1_000_000);
+          probeStatuses.add(status);
+        }
+        assertThat(HttpsClients.get(any, port, "/metrics", reader).status())
+            .as("a reader whose answer is cached is served during the flood")
+            .isEqualTo(200);
+      } finally {
+        new ProcessBuilder("kill", "-CONT", Long.toString(apiServer)).start().waitFor();
+        flooding.set(false);
+        for (Thread t : flood) {
+          t.join(15_000);
+        }
+      }
+      java.util.List<Long> sorted = probeMillis.stream().sorted().toList();
+      long p99 = sorted.get((int) Math.ceil(sorted.size() * 0.99) - 1);
+      System.out.printf(
+          "[authz flood] %d probes, p50 %d ms, p99 %d ms, max %d ms; %d flood answers %s%n",
+          sorted.size(),
+          sorted.get(sorted.size() / 2),
+          p99,
+          sorted.get(sorted.size() - 1),
+          floodAnswers.get(),
+          floodStatuses);
+      assertThat(probeStatuses).as("every probe answered 200: %s", notReady).containsOnly(200);
+      assertThat(p99).as("the probe's p99 against its 1 s timeout").isLessThan(1000);
+      assertThat(floodStatuses).as("the flood was refused, not let in").doesNotContainKey(200);
     }
   }
 }

@@ -124,6 +124,19 @@ class AgentJarE2E {
           .isEqualTo(
               "etcd-member-agent: unknown environment variable ETCD_MEMBER_AGENT_MAX_LAG (no such flag)\n");
     }
+    // A Service named etcd-member-agent-http in the namespace: the kubelet's links are set aside.
+    Map<String, String> serviceLinks =
+        Map.of(
+            "ETCD_MEMBER_AGENT_HTTP_PORT", "tcp://10.96.0.9:8080",
+            "ETCD_MEMBER_AGENT_HTTP_SERVICE_HOST", "10.96.0.9",
+            "ETCD_MEMBER_AGENT_HTTP_PORT_8080_TCP_PROTO", "tcp");
+    try (AgentProcess agent = AgentProcess.start(0, serviceLinks, "run", "--max-lag-entries=x")) {
+      assertThat(agent.waitFor(30)).isEqualTo(2);
+      assertThat(agent.output())
+          .isEqualTo(
+              "etcd-member-agent: invalid value \"x\" for --max-lag-entries:"
+                  + " expected a whole number of at least 0\n");
+    }
   }
 
   @Test

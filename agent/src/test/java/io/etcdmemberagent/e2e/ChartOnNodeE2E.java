@@ -8,6 +8,7 @@ import com.google.gson.JsonObject;
 import io.etcdmemberagent.testing.ChartRelease;
 import io.etcdmemberagent.testing.EtcdTestClient;
 import io.etcdmemberagent.testing.KubeNode;
+import io.etcdmemberagent.testing.Poll;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -39,7 +40,9 @@ class ChartOnNodeE2E {
   void aUserInstallsTheChartAndScalesItThroughLearners() throws Exception {
     assumeTrue(KubeNode.available(), "the node needs root");
     KubeNode node = KubeNode.shared();
-    ChartRelease db = new ChartRelease(node, "orders-db", NS, client);
+    // Named like the agent's environment prefix: its Services would inject ETCD_MEMBER_AGENT_*
+    // service links into every Pod of the namespace that does not set enableServiceLinks: false.
+    ChartRelease db = new ChartRelease(node, "etcd-member-agent", NS, client);
     try {
       db.createRestrictedNamespace();
       long started = System.nanoTime();
@@ -134,7 +137,14 @@ class ChartOnNodeE2E {
             .as("%s's own story", db.pod(i))
             .containsSubsequence("JoinedAsLearner", "PromotedAsVotingMember");
       }
+      started = System.nanoTime();
       db.uninstall();
+      // Helm deletes the StatefulSet, then the agent's ServiceAccount and Role, while the garbage
+      // collector stops the Pods: each agent finds "not surplus" (404, 401 or 403) and lets its
+      // etcd go, instead of retrying the whole 45 s scale-down budget
+      Poll.until(
+          "the Pods gone after helm uninstall", Duration.ofSeconds(40), () -> db.pods().isEmpty());
+      System.out.printf("[node] helm uninstall to no Pod in %.1f s%n", seconds(started));
     } finally {
       client.close();
     }

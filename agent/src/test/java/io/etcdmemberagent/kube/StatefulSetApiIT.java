@@ -9,10 +9,15 @@ import io.etcdmemberagent.core.ScaleTarget;
 import io.etcdmemberagent.core.SurplusPod;
 import io.etcdmemberagent.testing.KubeControlPlane;
 import io.etcdmemberagent.testing.KubeRest;
+import io.etcdmemberagent.testing.Poll;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The scale-down rule's Kubernetes calls against the real kube-apiserver: the owning StatefulSet's
@@ -100,6 +105,82 @@ class StatefulSetApiIT {
           "/api/v1/namespaces/" + NS + "/pods/db-4",
           "application/merge-patch+json",
           "{\"metadata\":{\"finalizers\":null}}");
+    }
+  }
+
+  /**
+   * At {@code helm uninstall} the agent's RoleBinding and ServiceAccount go while its Pods stop: a
+   * 403 or 401 then means "not surplus" at once, not a doubt retried for the whole budget.
+   */
+  @Test
+  void anIdentityWhoseRightsOrAccountAreGoneFindsNothingSurplus(@TempDir Path dir)
+      throws Exception {
+    KubeControlPlane kube = KubeControlPlane.shared();
+    String ns = "sts-api-gone";
+    kube.createNamespace(ns);
+    KubeRest admin = kube.admin();
+    for (String sa : List.of("default", "agent")) {
+      admin.postJson(
+          "/api/v1/namespaces/" + ns + "/serviceaccounts",
+          "{\"apiVersion\":\"v1\",\"kind\":\"ServiceAccount\",\"metadata\":{\"name\":\""
+              + sa
+              + "\"}}");
+    }
+    admin.postJson(
+        "/apis/rbac.authorization.k8s.io/v1/namespaces/" + ns + "/roles",
+        """
+        {"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"agent"},
+         "rules":[{"apiGroups":["","apps"],"resources":["pods","statefulsets"],"verbs":["get"]}]}
+        """);
+    admin.postJson(
+        "/apis/rbac.authorization.k8s.io/v1/namespaces/" + ns + "/rolebindings",
+        """
+        {"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"agent"},
+         "roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"agent"},
+         "subjects":[{"kind":"ServiceAccount","name":"agent","namespace":"%s"}]}
+        """
+            .formatted(ns));
+    JsonObject sts =
+        admin.postJson(
+            "/apis/apps/v1/namespaces/" + ns + "/statefulsets",
+            """
+            {"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"db"},
+             "spec":{"replicas":1,"serviceName":"db","selector":{"matchLabels":{"app":"db"}},
+              "template":{"metadata":{"labels":{"app":"db"}},
+               "spec":{"containers":[{"name":"etcd","image":"etcd"}]}}}}
+            """);
+    String uid = sts.getAsJsonObject("metadata").get("uid").getAsString();
+    admin.postJson(
+        "/api/v1/namespaces/" + ns + "/pods",
+        ("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"db-1\","
+                + "\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\","
+                + "\"name\":\"db\",\"uid\":\"%s\",\"controller\":true}]},"
+                + "\"spec\":{\"containers\":[{\"name\":\"etcd\",\"image\":\"etcd\"}]}}")
+            .formatted(uid));
+    Path token =
+        Files.writeString(
+            dir.resolve("token"), kube.token(ns, "agent", Duration.ofMinutes(10), null));
+    Path kubeconfig = kube.tokenKubeconfig(dir.resolve("kubeconfig"), kube.url(), token);
+    try (ClientJavaPodApi pods =
+        ClientJavaPodApi.connect(
+            Optional.of(kubeconfig), ns, "db-1", "etcd-member-agent.io", Duration.ofSeconds(5))) {
+      ClientJavaStatefulSetApi api = new ClientJavaStatefulSetApi(pods, Clock.systemUTC());
+      assertThat(api.target()).isEqualTo(new ScaleTarget.Replicas("db", 1));
+
+      admin.delete("/apis/rbac.authorization.k8s.io/v1/namespaces/" + ns + "/rolebindings/agent");
+      Poll.until(
+          "the StatefulSet read refused (403)",
+          Duration.ofSeconds(20),
+          () -> !(api.target() instanceof ScaleTarget.Replicas));
+      assertThat(api.target())
+          .isInstanceOfSatisfying(
+              ScaleTarget.None.class, n -> assertThat(n.reason()).contains("403"));
+
+      admin.delete("/api/v1/namespaces/" + ns + "/serviceaccounts/agent");
+      Poll.until(
+          "the token refused (401)",
+          Duration.ofSeconds(20),
+          () -> api.target() instanceof ScaleTarget.None n && n.reason().contains("401"));
     }
   }
 

@@ -126,6 +126,9 @@ class HelmChartTest {
     assertThat(sts.getSpec().getReplicas()).isEqualTo(3);
     assertThat(sts.getSpec().getServiceName()).isEqualTo("etcd-peer");
     V1PodSpec pod = pod(r);
+    assertThat(pod.getEnableServiceLinks())
+        .as("no ETCD_MEMBER_AGENT_* variables from Services named like the prefix")
+        .isFalse();
     assertThat(pod.getReadinessGates())
         .extracting(g -> g.getConditionType())
         .containsExactly("etcd-member-agent.io/ready");
@@ -579,6 +582,13 @@ class HelmChartTest {
     Map<String, Object> json =
         Yaml.getSnakeYaml(null).load(dashboard.getData().get("etcd-member-agent.json"));
     assertThat((List<Object>) json.get("panels")).hasSizeGreaterThanOrEqualTo(6);
+  }
+
+  @Test
+  void replicasZeroIsAPauseTheSchemaAccepts() throws IOException {
+    assertThat(render(t -> t.set("replicas", 0)).one(V1StatefulSet.class).getSpec().getReplicas())
+        .isZero();
+    assertThatThrownBy(() -> render(t -> t.set("replicas", -1))).hasMessageContaining("replicas");
   }
 
   @Test

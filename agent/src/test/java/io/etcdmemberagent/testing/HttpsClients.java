@@ -135,6 +135,15 @@ public final class HttpsClients {
     }
   }
 
+  /** The status with a bearer token, or -1 when the connection, handshake or read fails. */
+  public static int statusWithToken(SSLContext context, int port, String path, String token) {
+    try {
+      return get(context, port, path, token).status();
+    } catch (UncheckedIOException e) {
+      return -1;
+    }
+  }
+
   private static String readAll(InputStream in) throws IOException {
     ByteArrayOutputStream all = new ByteArrayOutputStream();
     in.transferTo(all);
