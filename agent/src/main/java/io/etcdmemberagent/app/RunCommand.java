@@ -306,7 +306,8 @@ public final class RunCommand {
                     config.readySuccessThreshold()),
                 diskEvaluator,
                 new PeerTlsEvaluator(
-                    new PeerTlsPolicy(peer.certExpiryWarning(), peer.gatesReadiness()))),
+                    new PeerTlsPolicy(
+                        peer.certExpiryWarning(), peer.gatesReadiness(), peer.required()))),
             new LearnerWatch(p.stallTimeout()),
             new PromotionTracker(policy, () -> ThreadLocalRandom.current().nextDouble()),
             new Promoter(etcd, membership, clock, leavingCheck(statefulSet)),

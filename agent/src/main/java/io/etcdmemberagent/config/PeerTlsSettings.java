@@ -7,7 +7,8 @@ import java.util.Optional;
 /**
  * The peer-TLS check and client certificate rotation: the peer certificate and CA files, the
  * warning window before a certificate's end, how often client TLS files are re-read and peer
- * certificates inspected, and whether a failing peer-TLS check makes the member not ready.
+ * certificates inspected, whether a failing peer-TLS check makes the member not ready, and whether
+ * peer TLS is required at all.
  */
 public record PeerTlsSettings(
     Optional<Path> peerCert,
@@ -15,4 +16,5 @@ public record PeerTlsSettings(
     Duration certExpiryWarning,
     Duration tlsReloadInterval,
     Duration peerCheckInterval,
-    boolean gatesReadiness) {}
+    boolean gatesReadiness,
+    boolean required) {}

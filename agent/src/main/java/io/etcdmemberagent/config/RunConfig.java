@@ -142,6 +142,10 @@ public record RunConfig(
                       "false",
                       "a failing peer-tls check makes the member not ready"),
                   new Flag(
+                      "peer-tls-required",
+                      "true",
+                      "false: plain-http peer URLs are a choice, and the peer-tls check passes"),
+                  new Flag(
                       "tls-reload-interval",
                       "10s",
                       "how often to re-read --cacert/--cert/--key and use changed files without a restart")),
@@ -269,7 +273,8 @@ public record RunConfig(
         v.positiveDuration("cert-expiry-warning"),
         v.positiveDuration("tls-reload-interval"),
         v.positiveDuration("peer-tls-check-interval"),
-        v.bool("peer-tls-gates-readiness"));
+        v.bool("peer-tls-gates-readiness"),
+        v.bool("peer-tls-required"));
   }
 
   private static KubeSettings kube(FlagValues v, Map<String, String> env) throws ConfigException {

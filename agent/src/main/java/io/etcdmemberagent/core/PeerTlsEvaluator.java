@@ -37,13 +37,25 @@ public final class PeerTlsEvaluator {
       return Check.fail(CHECK, "PeerUrlsUnknown", "this member advertises no peer URL");
     }
     boolean chainJudged = true;
+    boolean plainByChoice = false;
     for (PeerUrlFacts url : inspected.urls()) {
+      if (url instanceof PeerUrlFacts.Plain && !policy.required()) {
+        plainByChoice = true;
+        continue;
+      }
       Check problem = problem(url, now);
       if (problem != null) {
         return problem;
       }
       chainJudged &=
           url instanceof PeerUrlFacts.Inspected i && i.trust() != PeerUrlFacts.Trust.NO_CA;
+    }
+    if (plainByChoice) {
+      return Check.pass(
+          CHECK,
+          "PeerTlsNotRequired",
+          "peer traffic is plain http by choice (--peer-tls-required=false); any https peer URL is"
+              + " valid");
     }
     return Check.pass(
         CHECK,

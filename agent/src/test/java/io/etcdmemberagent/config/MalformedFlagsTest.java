@@ -44,6 +44,7 @@ class MalformedFlagsTest {
           Map.entry("ready-success-threshold", "0"),
           Map.entry("promote", "yes"),
           Map.entry("remove-surplus-members", "maybe"),
+          Map.entry("peer-tls-required", "perhaps"),
           Map.entry("scale-down-check-interval", "soon"),
           Map.entry("scale-down-budget", "-1s"),
           Map.entry("promote-stable-polls", "0"),

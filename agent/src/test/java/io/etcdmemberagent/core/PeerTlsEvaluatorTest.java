@@ -57,6 +57,28 @@ class PeerTlsEvaluatorTest {
   }
 
   @Test
+  void plainHttpChosenOnPurposeIsNoProblemButAnHttpsUrlIsStillJudged() {
+    PeerTlsEvaluator notRequired =
+        new PeerTlsEvaluator(new PeerTlsPolicy(Duration.ofDays(30), false, false));
+    Check plain =
+        notRequired.check(
+            new PeerTlsFacts.Inspected(
+                List.of(new PeerUrlFacts.Plain("http://etcd-0.etcd:2380")), NOW),
+            NOW);
+    assertThat(plain.passed()).isTrue();
+    assertThat(plain.reason()).isEqualTo("PeerTlsNotRequired");
+    Check expired =
+        notRequired.check(
+            new PeerTlsFacts.Inspected(
+                List.of(
+                    new PeerUrlFacts.Plain("http://etcd-0.etcd:2380"),
+                    cert(Duration.ofHours(-1), true, Trust.TRUSTED)),
+                NOW),
+            NOW);
+    assertThat(expired.reason()).isEqualTo("CertificateExpired");
+  }
+
+  @Test
   void theConditionIsUnknownOnlyWhenTheAgentCannotTell() {
     PodCondition bad = condition(check(cert(Duration.ofHours(-1), true, Trust.TRUSTED)));
     PodCondition unknown = condition(check(new PeerUrlFacts.Unavailable(URL, "refused")));

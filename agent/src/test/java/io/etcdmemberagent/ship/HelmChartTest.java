@@ -194,6 +194,9 @@ class HelmChartTest {
         .isEqualTo(env(join, "ETCD_MEMBER_AGENT_DATA_DIR"))
         .isEqualTo("/var/lib/etcd/data");
     assertThat(env(agent, "ETCD_MEMBER_AGENT_QUOTA_BACKEND_BYTES")).isEqualTo("2147483648");
+    assertThat(env(agent, "ETCD_MEMBER_AGENT_PEER_TLS_REQUIRED"))
+        .as("plain peer traffic chosen in the values is not a peer-tls problem")
+        .isEqualTo("false");
     assertThat(agent.getEnv().get(0).getValueFrom().getFieldRef().getFieldPath())
         .isEqualTo("metadata.name");
 
@@ -379,6 +382,9 @@ class HelmChartTest {
     }
     assertThat(env(agent, "ETCD_MEMBER_AGENT_PEER_CACERT"))
         .isEqualTo("/etc/etcd-member-agent/tls/peer/ca.crt");
+    assertThat(env(agent, "ETCD_MEMBER_AGENT_PEER_TLS_REQUIRED"))
+        .as("required by default")
+        .isNull();
     assertThat(etcd.getVolumeMounts())
         .extracting(m -> m.getMountPath())
         .contains("/etc/etcd/tls/server", "/etc/etcd/tls/peer");
