@@ -92,7 +92,16 @@ seccompProfile: {type: RuntimeDefault}
 
 {{/* Cluster-scoped names carry the namespace: two releases of one name in two namespaces. */}}
 {{- define "ema.metricsReader" -}}
+{{- if eq .Values.agent.authzAttributes "resource" -}}
+{{- printf "%s-metrics-reader" (include "ema.fullname" .) -}}
+{{- else -}}
 {{- printf "%s-%s-metrics-reader" .Release.Namespace (include "ema.fullname" .) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Role (namespaced, resource attributes) or ClusterRole (non-resource paths). */}}
+{{- define "ema.metricsReaderKind" -}}
+{{- if eq .Values.agent.authzAttributes "resource" }}Role{{ else }}ClusterRole{{ end -}}
 {{- end -}}
 
 {{- define "ema.kubeAuthz" -}}
@@ -131,9 +140,6 @@ mid-stop, or the hold cut short. Kubernetes honours scheme HTTPS in a lifecycle 
 {{- $grace := int .Values.terminationGracePeriodSeconds -}}
 {{- if gt (add $budget $stop 2) $grace -}}
 {{- fail (printf "terminationGracePeriodSeconds=%d does not fit etcd's hold: agent.scaleDownBudget %ds + etcd.stopSeconds %ds + the kubelet's minimum 2s = %ds; raise it or shorten the budget" $grace $budget $stop (add $budget $stop 2)) -}}
-{{- end -}}
-{{- if and .Values.agent.https.enabled (not (semverCompare ">=1.26.0-0" .Capabilities.KubeVersion.Version)) -}}
-{{- fail (printf "Kubernetes %s runs a preStop httpGet over plain http only (scheme HTTPS is honoured from 1.26): etcd's hold on the agent's HTTPS port would fail; set agent.https.enabled=false, or agent.removeSurplusMembers=false" .Capabilities.KubeVersion.Version) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}

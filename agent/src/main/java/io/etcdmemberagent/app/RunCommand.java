@@ -332,7 +332,8 @@ public final class RunCommand {
       }
       access.use(
           new AccessGate(
-              new ClientJavaAccessReviews(podApi.get(), serving.tokenAudiences()),
+              new ClientJavaAccessReviews(
+                  podApi.get(), serving.tokenAudiences(), serving.resourceAttributes()),
               ServingAccess::fingerprint,
               serving.allowTtl(),
               serving.denyTtl()));

@@ -20,10 +20,17 @@ public record ServingSettings(
     String authz,
     List<String> tokenAudiences,
     Duration allowTtl,
-    Duration denyTtl) {
+    Duration denyTtl,
+    String attributes) {
 
   public static final String AUTHZ_OFF = "off";
   public static final String AUTHZ_KUBE = "kube";
+
+  /** {@code get} on {@code etcdmembers/metrics} or {@code /status} in the Pod's namespace. */
+  public static final String ATTRIBUTES_RESOURCE = "resource";
+
+  /** {@code get} on the non-resource path, as controller-runtime's secure metrics ask. */
+  public static final String ATTRIBUTES_NON_RESOURCE = "non-resource";
 
   static final List<Flag> FLAGS =
       List.of(
@@ -49,7 +56,13 @@ public record ServingSettings(
               "",
               "comma list of audiences the TokenReview asks for (default: the API server's)"),
           new Flag("authz-allow-ttl", "2m", "how long an allowed access decision is cached"),
-          new Flag("authz-deny-ttl", "10s", "how long a refused access decision is cached"));
+          new Flag("authz-deny-ttl", "10s", "how long a refused access decision is cached"),
+          new Flag(
+              "authz-attributes",
+              ATTRIBUTES_RESOURCE,
+              "what the SubjectAccessReview asks: resource (get etcdmembers/metrics or"
+                  + " etcdmembers/status in the Pod's namespace, granted by a Role) or non-resource"
+                  + " (get the path, granted cluster-wide by a ClusterRole's nonResourceURLs)"));
 
   /** True when the port serves TLS. */
   public boolean https() {
@@ -95,6 +108,12 @@ public record ServingSettings(
         authz,
         audiences,
         v.positiveDuration("authz-allow-ttl"),
-        v.positiveDuration("authz-deny-ttl"));
+        v.positiveDuration("authz-deny-ttl"),
+        v.choice("authz-attributes", List.of(ATTRIBUTES_RESOURCE, ATTRIBUTES_NON_RESOURCE)));
+  }
+
+  /** True when the SubjectAccessReview asks about the namespace's etcdmembers subresources. */
+  public boolean resourceAttributes() {
+    return attributes.equals(ATTRIBUTES_RESOURCE);
   }
 }

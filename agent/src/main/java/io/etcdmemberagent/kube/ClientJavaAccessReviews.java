@@ -11,16 +11,30 @@ import java.util.Map;
  * {@link AccessReviews} as TokenReviews and SubjectAccessReviews, created on the Pod adapter's
  * connection. The agent needs {@code create} on both (the {@code system:auth-delegator} role);
  * without it the API server answers 403, which is a failed review (503 to the caller), not a
- * refused caller.
+ * refused caller. With resource attributes a path {@code /metrics} is asked as {@code get} on
+ * {@code etcdmembers/metrics} (the EtcdMember's group, the agent's Pod name, its namespace), as
+ * kube-rbac-proxy's {@code resourceAttributes} do, so a namespaced Role grants it; otherwise as the
+ * non-resource path.
  */
 public final class ClientJavaAccessReviews implements AccessReviews {
 
+  static final String RESOURCE = "etcdmembers";
+
   private final KubeHttp api;
   private final List<String> audiences;
+  private final boolean resourceAttributes;
+  private final String namespace;
+  private final String podName;
+  private final String group;
 
-  public ClientJavaAccessReviews(ClientJavaPodApi pods, List<String> audiences) {
+  public ClientJavaAccessReviews(
+      ClientJavaPodApi pods, List<String> audiences, boolean resourceAttributes) {
     this.api = pods.http();
     this.audiences = List.copyOf(audiences);
+    this.resourceAttributes = resourceAttributes;
+    this.namespace = pods.namespace();
+    this.podName = pods.podName();
+    this.group = pods.conditionPrefix(); // the EtcdMember's API group, as the Role names it
   }
 
   @Override
@@ -59,7 +73,18 @@ public final class ClientJavaAccessReviews implements AccessReviews {
     if (!who.extra().isEmpty()) {
       spec.put("extra", who.extra());
     }
-    spec.put("nonResourceAttributes", Map.of("path", path, "verb", verb));
+    if (resourceAttributes) {
+      Map<String, Object> attributes = new LinkedHashMap<>();
+      attributes.put("namespace", namespace);
+      attributes.put("verb", verb);
+      attributes.put("group", group);
+      attributes.put("resource", RESOURCE);
+      attributes.put("subresource", path.startsWith("/") ? path.substring(1) : path);
+      attributes.put("name", podName);
+      spec.put("resourceAttributes", attributes);
+    } else {
+      spec.put("nonResourceAttributes", Map.of("path", path, "verb", verb));
+    }
     try {
       Map<?, ?> status =
           review("authorization.k8s.io", "subjectaccessreviews", "SubjectAccessReview", spec);
@@ -72,7 +97,20 @@ public final class ClientJavaAccessReviews implements AccessReviews {
         // no authorizer decided and one of them failed: not a refusal the caller earned
         return new PermissionAnswer.Failed(evaluationError.toString());
       }
-      return new PermissionAnswer.Denied(reason == null ? "" : reason.toString());
+      String why = reason == null ? "" : reason.toString();
+      if (why.isEmpty() && resourceAttributes) {
+        why =
+            "a Role in namespace "
+                + namespace
+                + " must grant get on "
+                + RESOURCE
+                + "/"
+                + path.substring(path.startsWith("/") ? 1 : 0)
+                + " ("
+                + group
+                + ")";
+      }
+      return new PermissionAnswer.Denied(why);
     } catch (KubeCallException e) {
       return new PermissionAnswer.Failed(failure(e, "subjectaccessreviews"));
     }

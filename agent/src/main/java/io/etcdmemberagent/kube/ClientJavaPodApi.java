@@ -55,6 +55,10 @@ public final class ClientJavaPodApi implements PodApi {
     return namespace;
   }
 
+  String conditionPrefix() {
+    return conditionPrefix;
+  }
+
   String podName() {
     return podName;
   }

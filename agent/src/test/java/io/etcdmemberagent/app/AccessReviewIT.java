@@ -48,10 +48,15 @@ class AccessReviewIT {
             dir.resolve("etcd.log"),
             "--unsafe-no-fsync");
     kube.createNamespace(NS);
-    for (String sa : new String[] {"agent", "flooded-agent", "reader", "stranger"}) {
+    for (String sa :
+        new String[] {
+          "agent", "flooded-agent", "legacy-agent", "reader", "legacy-reader", "stranger"
+        }) {
       kube.kubectl("create", "serviceaccount", sa, "-n", NS);
     }
     kube.grantMetricsRead("metrics-reader", "reader-reads-metrics", NS, "reader");
+    kube.grantNonResourceMetricsRead(
+        "legacy-metrics-reader", "legacy-reader-reads-metrics", NS, "legacy-reader");
   }
 
   @AfterAll
@@ -135,9 +140,14 @@ class AccessReviewIT {
       for (String path : new String[] {"/metrics", "/status"}) {
         HttpsClients.Answer none = HttpsClients.get(probe, port, path, null);
         assertThat(none.status()).as(path + " without a token").isEqualTo(401);
-        assertThat(HttpsClients.get(probe, port, path, stranger).status())
+        HttpsClients.Answer refused = HttpsClients.get(probe, port, path, stranger);
+        assertThat(refused.status())
             .as(path + " with a token of a ServiceAccount without the role")
             .isEqualTo(403);
+        assertThat(refused.body())
+            .contains(
+                "a Role in namespace access must grant get on etcdmembers" + path,
+                "etcd-member-agent.io");
         assertThat(HttpsClients.get(probe, port, path, "not-a-token").status())
             .as(path + " with garbage")
             .isEqualTo(401);
@@ -273,6 +283,32 @@ class AccessReviewIT {
       assertThat(probeStatuses).as("every probe answered 200: %s", notReady).containsOnly(200);
       assertThat(p99).as("the probe's p99 against its 1 s timeout").isLessThan(1000);
       assertThat(floodStatuses).as("the flood was refused, not let in").doesNotContainKey(200);
+    }
+  }
+
+  /**
+   * {@code --authz-attributes=non-resource} keeps the previous contract: a ClusterRole's {@code
+   * nonResourceURLs} grant, and the namespaced Role does not.
+   */
+  @Test
+  void theNonResourceModeAsksForThePath() throws Exception {
+    kube.kubectl(
+        "create",
+        "clusterrolebinding",
+        "legacy-agent-auth-delegator",
+        "--clusterrole=system:auth-delegator",
+        "--serviceaccount=" + NS + ":legacy-agent");
+    String legacy = token("legacy-reader");
+    String reader = token("reader");
+    try (InProcessAgent agent = readyAgent("legacy-agent", "--authz-attributes=non-resource")) {
+      SSLContext any = HttpsClients.anyServer();
+      Poll.until(
+          "the ClusterRole's reader is let in",
+          Duration.ofSeconds(30),
+          () -> HttpsClients.get(any, agent.port(), "/metrics", legacy).status() == 200);
+      assertThat(HttpsClients.get(any, agent.port(), "/status", reader).status())
+          .as("the namespaced Role grants nothing in this mode")
+          .isEqualTo(403);
     }
   }
 }

@@ -38,6 +38,7 @@ class MalformedFlagsTest {
           Map.entry("authz-token-audiences", FREE_FORM),
           Map.entry("authz-allow-ttl", "2"),
           Map.entry("authz-deny-ttl", "0s"),
+          Map.entry("authz-attributes", "path"),
           Map.entry("poll-interval", "often"),
           Map.entry("etcd-timeout", "2"),
           Map.entry("max-lag-entries", "a few"),

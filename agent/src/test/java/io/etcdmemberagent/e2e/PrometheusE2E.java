@@ -330,12 +330,12 @@ class PrometheusE2E {
 
   /** The PrometheusRule's spec (its groups) as the chart renders it. */
   @SuppressWarnings("unchecked")
-  private static Map<String, Object> renderedRules() {
+  static Map<String, Object> renderedRules() {
     String manifest =
         new com.marcnuri.helm.Helm(CHART)
             .template()
             .withName("etcd")
-            .withKubeVersion("1.31.0")
+            .withKubeVersion("1.36.3")
             .set("monitoring.prometheusRule.enabled", true)
             // helm-java's template asks a server for lookup(): name the serving pair instead
             .set("agent.https.secret", "unused")
@@ -350,7 +350,7 @@ class PrometheusE2E {
   }
 
   @SuppressWarnings("unchecked")
-  private static List<Map<String, Object>> rules(Map<String, Object> spec) {
+  static List<Map<String, Object>> rules(Map<String, Object> spec) {
     List<Map<String, Object>> out = new ArrayList<>();
     for (Object g : (List<Object>) spec.get("groups")) {
       for (Object r : (List<Object>) ((Map<String, Object>) g).get("rules")) {

@@ -59,6 +59,8 @@ class ChartOnApiServerIT {
     UnaryOperator<TemplateCommand> monitoring =
         t ->
             t.set("monitoring.serviceMonitor.enabled", true)
+                .set("monitoring.serviceMonitor.scraper.serviceAccount", "prometheus")
+                .set("monitoring.serviceMonitor.scraper.namespace", "monitoring")
                 .set("monitoring.prometheusRule.enabled", true)
                 .set("monitoring.dashboard.enabled", true);
     return Stream.of(
@@ -69,7 +71,10 @@ class ChartOnApiServerIT {
             (UnaryOperator<TemplateCommand>) t -> monitoring.apply(tls.apply(t))),
         Arguments.of(
             "sidecar-monitoring",
-            (UnaryOperator<TemplateCommand>) t -> monitoring.apply(t.set("mode", "sidecar"))));
+            (UnaryOperator<TemplateCommand>)
+                t ->
+                    monitoring.apply(
+                        t.set("mode", "sidecar").set("sidecar.podSelector.app", "etcd"))));
   }
 
   @ParameterizedTest(name = "{0}")
@@ -128,7 +133,10 @@ class ChartOnApiServerIT {
     }
     assertThat(applied).as("what the chart makes in %s", variant).isNotEmpty();
     if (variant.contains("monitoring")) {
-      assertThat(skipped).containsExactlyInAnyOrder("ServiceMonitor/etcd", "PrometheusRule/etcd");
+      assertThat(skipped)
+          .containsExactlyInAnyOrder(
+              variant.startsWith("sidecar") ? "PodMonitor/etcd" : "ServiceMonitor/etcd",
+              "PrometheusRule/etcd");
     } else {
       assertThat(skipped).isEmpty();
     }

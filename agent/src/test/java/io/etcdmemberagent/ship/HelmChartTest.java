@@ -114,12 +114,13 @@ class HelmChartTest {
         .containsExactlyInAnyOrder(
             "ServiceAccount",
             "Role",
+            "Role",
             "RoleBinding",
-            "ClusterRole",
             "ClusterRoleBinding",
             "Service",
             "Service",
             "PodDisruptionBudget",
+            "NetworkPolicy",
             "ConfigMap",
             "StatefulSet");
     V1StatefulSet sts = r.one(V1StatefulSet.class);
@@ -267,17 +268,9 @@ class HelmChartTest {
     assertThatThrownBy(() -> render(t -> t.set("ordinals.start", 2)))
         .as("the chart's Pods count from 0: <release>-0 bootstraps")
         .hasMessageContaining("ordinals");
-    assertThatThrownBy(() -> values(t -> t.withKubeVersion("1.25.16")).call())
-        .as("a lifecycle httpGet honours scheme HTTPS from 1.26 only")
-        .hasMessageContaining("scheme HTTPS is honoured from 1.26");
-    assertThat(
-            values(
-                    t ->
-                        t.withKubeVersion("1.25.16")
-                            .set("agent.https.enabled", false)
-                            .set("agent.authz", "off"))
-                .call())
-        .contains("/hold-etcd");
+    assertThatThrownBy(() -> values(t -> t.withKubeVersion("1.35.4")).call())
+        .as("the chart claims the Kubernetes it has run on")
+        .hasMessageContaining("kubeVersion");
   }
 
   /** The chart with this test's release, namespace and serving Secret, not yet rendered. */
@@ -287,7 +280,7 @@ class HelmChartTest {
             .template()
             .withName("etcd")
             .withNamespace("db")
-            .withKubeVersion("1.31.0")
+            .withKubeVersion("1.36.3")
             .set("agent.https.secret", SERVING_SECRET));
   }
 
@@ -323,9 +316,17 @@ class HelmChartTest {
     }
   }
 
+  /** The agent's own Role (beside the metrics-reader Role of {@code --authz=kube}). */
+  static V1Role agentRole(Rendered r) {
+    return r.all(V1Role.class).stream()
+        .filter(x -> !x.getMetadata().getName().endsWith("-metrics-reader"))
+        .findFirst()
+        .orElseThrow();
+  }
+
   @Test
   void rbacIsTheMinimumTheAgentCalls() throws IOException {
-    V1Role role = render(t -> t).one(V1Role.class);
+    V1Role role = agentRole(render(t -> t));
     assertThat(role.getRules())
         .extracting(V1PolicyRule::getApiGroups, V1PolicyRule::getResources, V1PolicyRule::getVerbs)
         .containsExactlyInAnyOrder(
@@ -337,13 +338,12 @@ class HelmChartTest {
                 List.of("etcd-member-agent.io"), List.of("etcdmembers"), List.of("get", "create")),
             tuple(
                 List.of("etcd-member-agent.io"), List.of("etcdmembers/status"), List.of("patch")));
-    V1Role without = render(t -> t.set("agent.memberResource", "off")).one(V1Role.class);
+    V1Role without = agentRole(render(t -> t.set("agent.memberResource", "off")));
     assertThat(without.getRules())
         .as("--member-resource=off needs no EtcdMember permission")
         .allSatisfy(rule -> assertThat(rule.getApiGroups()).containsAnyOf("", "apps"))
         .noneMatch(rule -> rule.getResources().stream().anyMatch(r -> r.startsWith("etcdmembers")));
-    V1Role otherGroup =
-        render(t -> t.set("agent.conditionPrefix", "etcd.example.com")).one(V1Role.class);
+    V1Role otherGroup = agentRole(render(t -> t.set("agent.conditionPrefix", "etcd.example.com")));
     assertThat(otherGroup.getRules())
         .extracting(V1PolicyRule::getApiGroups)
         .contains(List.of("etcd.example.com"));
@@ -454,7 +454,9 @@ class HelmChartTest {
         render(
             t ->
                 t.set("agent.https.secret", "from-cert-manager")
-                    .set("monitoring.serviceMonitor.enabled", true));
+                    .set("monitoring.serviceMonitor.enabled", true)
+                    .set("monitoring.serviceMonitor.scraper.serviceAccount", "prometheus-k8s")
+                    .set("monitoring.serviceMonitor.scraper.namespace", "monitoring"));
     V1PodSpec pod = pod(r);
     V1Container agent = container(pod.getContainers(), "agent");
     V1Container etcd = container(pod.getContainers(), "etcd");
@@ -483,15 +485,40 @@ class HelmChartTest {
             .findFirst()
             .orElseThrow();
     assertThat(delegation.getSubjects()).extracting(s -> s.getName()).containsExactly("etcd");
-    var reader = r.one(io.kubernetes.client.openapi.models.V1ClusterRole.class);
-    assertThat(reader.getMetadata().getName()).isEqualTo("db-etcd-metrics-reader");
+    assertThat(r.all(io.kubernetes.client.openapi.models.V1ClusterRole.class))
+        .as("nothing cluster-wide for readers by default")
+        .isEmpty();
+    var reader =
+        r.all(io.kubernetes.client.openapi.models.V1Role.class).stream()
+            .filter(x -> x.getMetadata().getName().equals("etcd-metrics-reader"))
+            .findFirst()
+            .orElseThrow();
     assertThat(reader.getRules())
         .singleElement()
         .satisfies(
             rule -> {
-              assertThat(rule.getNonResourceURLs()).containsExactly("/metrics", "/status");
+              assertThat(rule.getApiGroups()).containsExactly("etcd-member-agent.io");
+              assertThat(rule.getResources())
+                  .containsExactly("etcdmembers/metrics", "etcdmembers/status");
               assertThat(rule.getVerbs()).containsExactly("get");
             });
+    assertThat(env(agent, "ETCD_MEMBER_AGENT_AUTHZ_ATTRIBUTES")).isEqualTo("resource");
+    var scraper =
+        r.all(io.kubernetes.client.openapi.models.V1RoleBinding.class).stream()
+            .filter(b -> b.getMetadata().getName().equals("etcd-metrics-reader-scraper"))
+            .findFirst()
+            .orElseThrow();
+    assertThat(scraper.getRoleRef().getName()).isEqualTo("etcd-metrics-reader");
+    assertThat(scraper.getSubjects())
+        .singleElement()
+        .satisfies(
+            x -> {
+              assertThat(x.getName()).isEqualTo("prometheus-k8s");
+              assertThat(x.getNamespace()).isEqualTo("monitoring");
+            });
+    assertThat(r.all(io.kubernetes.client.openapi.models.V1Secret.class))
+        .as("no legacy, non-expiring token Secret")
+        .isEmpty();
     Map<String, Object> monitor =
         r.custom().stream()
             .filter(m -> m.get("kind").equals("ServiceMonitor"))
@@ -500,20 +527,55 @@ class HelmChartTest {
     Map<String, Object> endpoint =
         ((List<Map<String, Object>>) ((Map<String, Object>) monitor.get("spec")).get("endpoints"))
             .get(0);
-    assertThat(endpoint).containsEntry("scheme", "https").doesNotContainKey("bearerTokenFile");
-    assertThat(endpoint.get("authorization").toString()).contains("etcd-scraper-token");
+    assertThat(endpoint)
+        .containsEntry("scheme", "https")
+        .containsEntry("bearerTokenFile", "/var/run/secrets/kubernetes.io/serviceaccount/token")
+        .doesNotContainKey("authorization");
+    Map<String, Object> tls = (Map<String, Object>) endpoint.get("tlsConfig");
+    assertThat(tls).as("verified, not skipped").doesNotContainKey("insecureSkipVerify");
+    assertThat(tls.get("ca").toString()).contains("from-cert-manager", "ca.crt");
+    assertThat(tls).containsEntry("serverName", "metrics.etcd-peer.db.svc");
+    assertThatThrownBy(
+            () ->
+                render(
+                    t ->
+                        t.set("agent.https.secret", "x")
+                            .set("monitoring.serviceMonitor.enabled", true)))
+        .hasMessageContaining("monitoring.serviceMonitor.scraper.serviceAccount is required");
+
+    Rendered nonResource =
+        render(t -> t.set("agent.https.secret", "x").set("agent.authzAttributes", "non-resource"));
+    var clusterReader = nonResource.one(io.kubernetes.client.openapi.models.V1ClusterRole.class);
+    assertThat(clusterReader.getMetadata().getName()).isEqualTo("db-etcd-metrics-reader");
+    assertThat(clusterReader.getRules().get(0).getNonResourceURLs())
+        .containsExactly("/metrics", "/status");
     assertThatThrownBy(() -> render(t -> t.set("agent.https.enabled", false)))
         .hasMessageContaining("agent.authz=kube needs agent.https.enabled=true");
   }
 
   @Test
-  void theNetworkPolicyIsOffByDefaultAndAdmitsPeersClientsAndScrapers() throws IOException {
-    assertThat(render(t -> t).kinds()).doesNotContain("NetworkPolicy");
+  void theNetworkPolicyIsOnByDefaultKeepsThePeerPortToMembersAndAdmitsClientsAndScrapers()
+      throws IOException {
+    var open = render(t -> t).one(io.kubernetes.client.openapi.models.V1NetworkPolicy.class);
+    var defaults = open.getSpec().getIngress();
+    assertThat(defaults).hasSize(3);
+    assertThat(defaults.get(0).getFrom()).as("members only").hasSize(1);
+    assertThat(defaults.get(0).getPorts())
+        .extracting(p -> p.getPort().toString())
+        .containsExactly("2380", "2379");
+    assertThat(defaults.get(1).getFrom())
+        .as("applications reach the client port from anywhere by default")
+        .isNullOrEmpty();
+    assertThat(defaults.get(1).getPorts())
+        .extracting(p -> p.getPort().toString())
+        .containsExactly("2379");
+    assertThat(defaults.get(2).getFrom()).isNullOrEmpty();
+    assertThat(render(t -> t.set("networkPolicy.enabled", false)).kinds())
+        .doesNotContain("NetworkPolicy");
     var policy =
         render(
                 t ->
-                    t.set("networkPolicy.enabled", true)
-                        .set("networkPolicy.clients[0].podSelector.matchLabels.app", "api")
+                    t.set("networkPolicy.clients[0].podSelector.matchLabels.app", "api")
                         .set(
                             "networkPolicy.scrapers[0].namespaceSelector.matchLabels.name",
                             "monitoring"))
@@ -534,27 +596,43 @@ class HelmChartTest {
   }
 
   @Test
-  void sidecarModeRendersOnlyRbacAndMonitoring() throws IOException {
+  @SuppressWarnings("unchecked")
+  void sidecarModeRendersOnlyRbacAndMonitoringWithAPodMonitorOnTheUsersPods() throws IOException {
     Rendered r =
         render(
             t ->
                 t.set("mode", "sidecar")
                     .set("monitoring.serviceMonitor.enabled", true)
-                    .set("monitoring.prometheusRule.enabled", true));
+                    .set("monitoring.serviceMonitor.scraper.serviceAccount", "prometheus")
+                    .set("monitoring.prometheusRule.enabled", true)
+                    .set("sidecar.podSelector.app", "etcd"));
     assertThat(r.kinds())
-        .as("the agent's and the scraper's RBAC, the scraper's token, monitoring")
+        .as("the agent's and the scraper's RBAC, monitoring; no Service, so a PodMonitor")
         .containsOnly(
             "ServiceAccount",
             "Role",
             "RoleBinding",
-            "ClusterRole",
             "ClusterRoleBinding",
-            "Secret",
-            "ServiceMonitor",
+            "PodMonitor",
             "PrometheusRule");
-    assertThat(r.all(io.kubernetes.client.openapi.models.V1Secret.class))
-        .extracting(x -> x.getMetadata().getName())
-        .containsExactly("etcd-scraper-token");
+    Map<String, Object> spec =
+        (Map<String, Object>)
+            r.custom().stream()
+                .filter(m -> m.get("kind").equals("PodMonitor"))
+                .findFirst()
+                .orElseThrow()
+                .get("spec");
+    assertThat(spec.get("selector").toString()).isEqualTo("{matchLabels={app=etcd}}");
+    assertThat(((List<Map<String, Object>>) spec.get("podMetricsEndpoints")).get(0))
+        .containsEntry("port", "agent-http");
+    assertThatThrownBy(
+            () ->
+                render(
+                    t ->
+                        t.set("mode", "sidecar")
+                            .set("monitoring.serviceMonitor.enabled", true)
+                            .set("monitoring.serviceMonitor.scraper.serviceAccount", "p")))
+        .hasMessageContaining("sidecar.podSelector is required");
   }
 
   @Test
@@ -564,6 +642,7 @@ class HelmChartTest {
         render(
             t ->
                 t.set("monitoring.serviceMonitor.enabled", true)
+                    .set("monitoring.serviceMonitor.scraper.serviceAccount", "prometheus")
                     .set("monitoring.prometheusRule.enabled", true)
                     .set("monitoring.dashboard.enabled", true));
     Map<String, Object> rule =

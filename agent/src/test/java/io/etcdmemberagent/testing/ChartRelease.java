@@ -85,7 +85,7 @@ public final class ChartRelease {
   public void uninstall() {
     node.helm("uninstall", name, "-n", namespace, "--wait", "--timeout", "5m");
     if (readerToken != null) {
-      node.kubectl("delete", "clusterrolebinding", readerBinding(), "--ignore-not-found");
+      node.kubectl("delete", "rolebinding", readerBinding(), "-n", namespace, "--ignore-not-found");
       readerToken = null;
     }
   }
@@ -93,20 +93,27 @@ public final class ChartRelease {
   /**
    * GET {@code path} from the agent at {@code ip} over the chart's default secure serving (HTTPS,
    * the certificate not verified, as the kubelet does), with the token of a ServiceAccount bound to
-   * the chart's metrics-reader ClusterRole: made on first use, unbound by {@link #uninstall}.
+   * the chart's metrics-reader Role: made on first use, unbound by {@link #uninstall}.
    */
   public HttpsClients.Answer agentGet(String ip, String path) {
+    return HttpsClients.get(HttpsClients.anyServer(), ip, AGENT_PORT, path, readerToken());
+  }
+
+  /** The token of a ServiceAccount bound to the chart's metrics-reader Role (made on first use). */
+  public String readerToken() {
     if (readerToken == null) {
       node.kubectl("create", "serviceaccount", name + "-reader", "-n", namespace);
       node.kubectl(
           "create",
-          "clusterrolebinding",
+          "rolebinding",
           readerBinding(),
-          "--clusterrole=" + namespace + "-" + name + "-metrics-reader",
+          "-n",
+          namespace,
+          "--role=" + name + "-metrics-reader",
           "--serviceaccount=" + namespace + ":" + name + "-reader");
       readerToken = node.kubectl("create", "token", name + "-reader", "-n", namespace).strip();
     }
-    return HttpsClients.get(HttpsClients.anyServer(), ip, AGENT_PORT, path, readerToken);
+    return readerToken;
   }
 
   /**

@@ -388,10 +388,33 @@ public final class KubeControlPlane implements AutoCloseable {
   }
 
   /**
-   * The chart's metrics-reader ClusterRole (get on /metrics and /status) under {@code role}, bound
-   * to the ServiceAccount {@code namespace/serviceAccount} by {@code binding}.
+   * The chart's metrics-reader Role (get on etcdmembers/metrics and etcdmembers/status, what the
+   * agents ask with {@code --authz-attributes=resource}, the default) under {@code role} in {@code
+   * namespace}, bound to the ServiceAccount {@code namespace/serviceAccount} by {@code binding}.
    */
   public void grantMetricsRead(
+      String role, String binding, String namespace, String serviceAccount) {
+    // posted, not "kubectl create role": kubectl looks the resource up, and the CRD may be absent
+    admin.postJson(
+        "/apis/rbac.authorization.k8s.io/v1/namespaces/" + namespace + "/roles",
+        """
+        {"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"%s"},
+         "rules":[{"apiGroups":["etcd-member-agent.io"],
+           "resources":["etcdmembers/metrics","etcdmembers/status"],"verbs":["get"]}]}
+        """
+            .formatted(role));
+    kubectl(
+        "create",
+        "rolebinding",
+        binding,
+        "-n",
+        namespace,
+        "--role=" + role,
+        "--serviceaccount=" + namespace + ":" + serviceAccount);
+  }
+
+  /** The same as a ClusterRole of non-resource paths ({@code --authz-attributes=non-resource}). */
+  public void grantNonResourceMetricsRead(
       String role, String binding, String namespace, String serviceAccount) {
     kubectl(
         "create",
