@@ -1,8 +1,8 @@
 # Image of the agent. Build at the repository root with BuildKit (needs a Docker engine; none runs
 # on the development machines, so CI checks this file with DockerfileTest instead of building it,
 # and runs its training script in the footprint benchmark):
-#   docker build -t etcd-member-agent:0.1.0 .
-#   docker run --rm etcd-member-agent:0.1.0 version
+#   docker build -t etcd-member-agent:0.2.0 .
+#   docker run --rm etcd-member-agent:0.2.0 version
 # The subcommand is the argument: `run` (the sidecar, default) or `join` (the init container).
 
 # Build stage: the Maven wrapper builds the shaded jar (the tests run in CI, not here).

@@ -78,7 +78,7 @@ seccompProfile: {type: RuntimeDefault}
 {{- end -}}
 
 {{- define "ema.agentImage" -}}
-{{- printf "%s:%s" .Values.image.repository .Values.image.tag -}}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) -}}
 {{- end -}}
 
 {{- define "ema.agentScheme" -}}

@@ -42,7 +42,7 @@ public record JoinConfig(
                   new Flag(
                       "data-dir",
                       null,
-                      "the etcd data dir of this member (only read, never changed)"),
+                      "the etcd data dir of this member (read; a removed member's data is moved aside in it)"),
                   new Flag(
                       "env-file",
                       null,

@@ -670,6 +670,22 @@ class HelmChartTest {
   }
 
   @Test
+  void theChartsVersionsAreTheAgentsAndTheImageDefaultsToThem() throws IOException {
+    String pom = java.nio.file.Files.readString(Path.of("pom.xml"));
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile("<version>([0-9.]+)(-SNAPSHOT)?</version>").matcher(pom);
+    assertThat(m.find()).isTrue();
+    Map<String, Object> chart =
+        Yaml.getSnakeYaml(null).load(java.nio.file.Files.readString(CHART.resolve("Chart.yaml")));
+    assertThat(chart)
+        .as("version and appVersion: the agent's release")
+        .containsEntry("version", m.group(1))
+        .containsEntry("appVersion", m.group(1));
+    assertThat(container(pod(render(t -> t)).getContainers(), "agent").getImage())
+        .isEqualTo("ghcr.io/etcd-member-agent/etcd-member-agent:" + m.group(1));
+  }
+
+  @Test
   void replicasZeroIsAPauseTheSchemaAccepts() throws IOException {
     assertThat(render(t -> t.set("replicas", 0)).one(V1StatefulSet.class).getSpec().getReplicas())
         .isZero();
