@@ -16,8 +16,8 @@ import java.util.Optional;
 /**
  * Looks at the data dir with java.nio: exists, readable, etcd's layout, free space and inodes of
  * its filesystem, whether the backend file's meta pages are valid; and every probe interval writes
- * 4 KiB to a scratch file next to (not inside) the data dir, fsyncs it, times it and deletes it.
- * Only reads the data dir; never changes it.
+ * 4 KiB to a scratch file next to the data dir (inside it only when the data dir is the root of its
+ * volume), fsyncs it, times it and deletes it. Never changes etcd's files.
  */
 public final class FileSystemProbe {
 
@@ -36,9 +36,28 @@ public final class FileSystemProbe {
 
   public FileSystemProbe(Path dataDir, Duration probeInterval) {
     this.dataDir = dataDir.toAbsolutePath().normalize();
-    Path parent = this.dataDir.getParent() == null ? this.dataDir : this.dataDir.getParent();
-    this.scratch = parent.resolve("." + this.dataDir.getFileName() + ".agent-fsync-probe");
+    this.scratch = scratchFor(this.dataDir);
     this.probeInterval = probeInterval;
+  }
+
+  /**
+   * Next to the data dir, on its filesystem; but a data dir that is the root of its volume (etcd's
+   * documented StatefulSet mounts its volume at {@code --data-dir}) has its parent on another
+   * filesystem, often a read-only root: then inside it, where etcd ignores a file it does not know
+   * (it is deleted after each probe).
+   */
+  static Path scratchFor(Path dataDir) {
+    Path parent = dataDir.getParent() == null ? dataDir : dataDir.getParent();
+    Path beside = parent.resolve("." + dataDir.getFileName() + ".agent-fsync-probe");
+    try {
+      if (Files.isDirectory(dataDir)
+          && !Files.getFileStore(dataDir).equals(Files.getFileStore(parent))) {
+        return dataDir.resolve(".etcd-member-agent-fsync-probe");
+      }
+    } catch (IOException e) {
+      // cannot tell: next to it, as before; a failing probe says so
+    }
+    return beside;
   }
 
   public Path scratchFile() {
