@@ -32,7 +32,9 @@ public final class DesiredConditions {
                 c ->
                     new PodCondition(
                         ConditionNames.DISK_HEALTHY,
-                        ConditionStatus.of(c.passed()),
+                        DiskEvaluator.judged(c)
+                            ? ConditionStatus.of(c.passed())
+                            : ConditionStatus.UNKNOWN,
                         c.reason(),
                         c.message()))
             .orElse(

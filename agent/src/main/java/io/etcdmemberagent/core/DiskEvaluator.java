@@ -3,6 +3,18 @@ package io.etcdmemberagent.core;
 /** Judges the data dir and disk: the {@code disk} check. Pure. */
 public final class DiskEvaluator {
 
+  /**
+   * Reasons that mean "the agent cannot tell" rather than "the disk is bad": the member's own etcd
+   * may read its data dir well (as another user). Such a result gates no readiness, and its
+   * condition is Unknown.
+   */
+  public static final java.util.Set<String> UNKNOWN_REASONS = java.util.Set.of("DataDirUnreadable");
+
+  /** Whether {@code check} is a judgement of the disk, not the agent's own blindness. */
+  public static boolean judged(Check check) {
+    return !UNKNOWN_REASONS.contains(check.reason());
+  }
+
   public static final String CHECK = CheckNames.DISK;
 
   private final DiskPolicy policy;
@@ -29,7 +41,11 @@ public final class DiskEvaluator {
       return Check.fail(CHECK, "DataDirMissing", "the data dir does not exist");
     }
     if (!facts.readable()) {
-      return Check.fail(CHECK, "DataDirUnreadable", "the data dir is not readable");
+      return Check.fail(
+          CHECK,
+          "DataDirUnreadable",
+          "the data dir (or its member/ directory, which etcd makes 0700) is not readable by the"
+              + " agent: run the agent as etcd's user");
     }
     if (!facts.looksLikeEtcd()) {
       return Check.fail(CHECK, "NotAnEtcdDataDir", "the data dir has no member/wal or member/snap");

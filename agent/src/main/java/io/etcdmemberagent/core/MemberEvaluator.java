@@ -56,7 +56,9 @@ public final class MemberEvaluator {
     checks.add(inSync(status, snapshot.leader(), lag));
     checks.add(alarms(status, snapshot.listedAlarms().isPresent(), alarms, memberId));
     Optional<Check> diskCheck = diskCheck(snapshot, status);
-    if (diskCheck.isPresent() && disk.get().policy().gatesReadiness()) {
+    if (diskCheck.isPresent()
+        && disk.get().policy().gatesReadiness()
+        && DiskEvaluator.judged(diskCheck.get())) {
       checks.add(diskCheck.get());
     }
     Check peerTlsCheck = peerTls.check(snapshot.peerTls(), snapshot.takenAt());

@@ -30,6 +30,12 @@ public final class ScaleDownRule {
   /** The Idle reason when the StatefulSet could not be read: undecided, not settled. */
   public static final String STATEFUL_SET_UNREAD = "StatefulSetUnread";
 
+  /**
+   * The Idle reason when the API server refused the agent itself (401, 403): not settled (the
+   * condition is Unknown), but final for the fast path, as at an uninstall.
+   */
+  public static final String STATEFUL_SET_REFUSED = "StatefulSetRefused";
+
   /** The Idle reason of the catch-up path while the next surplus member's own agent may act. */
   public static final String SURPLUS_POD_PRESENT = "SurplusPodPresent";
 
@@ -38,7 +44,8 @@ public final class ScaleDownRule {
   public static ScaleDownDecision decide(ScaleDownFacts facts) {
     if (facts.target() instanceof ScaleTarget.Unread unread) {
       return new ScaleDownDecision.Idle(
-          STATEFUL_SET_UNREAD, "the StatefulSet was not read: " + unread.reason());
+          unread.refused() ? STATEFUL_SET_REFUSED : STATEFUL_SET_UNREAD,
+          "the StatefulSet was not read: " + unread.reason());
     }
     if (!(facts.target() instanceof ScaleTarget.Replicas target)) {
       return new ScaleDownDecision.Idle(

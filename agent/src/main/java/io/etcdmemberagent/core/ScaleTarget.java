@@ -32,7 +32,15 @@ public sealed interface ScaleTarget {
 
   /**
    * The StatefulSet could not be read now (the API server failed or timed out): nothing is decided,
-   * and a bounded caller asks again.
+   * and a bounded caller asks again. {@code refused}: the API server refused the agent itself (401:
+   * its ServiceAccount is gone; 403: its Role or binding is), as at an uninstall; the fast path
+   * then settles as "not surplus" instead of waiting its whole budget, while the catch-up path and
+   * {@code join} still treat it as unread.
    */
-  record Unread(String reason) implements ScaleTarget {}
+  record Unread(String reason, boolean refused) implements ScaleTarget {
+
+    public Unread(String reason) {
+      this(reason, false);
+    }
+  }
 }

@@ -66,8 +66,12 @@ public final class FileSystemProbe {
 
   public DiskFacts probe() {
     boolean exists = Files.isDirectory(dataDir);
-    boolean readable = exists && Files.isReadable(dataDir);
     Path member = dataDir.resolve("member");
+    // etcd makes member/ 0700: an agent running as another user sees it but not inside it
+    boolean readable =
+        exists
+            && Files.isReadable(dataDir)
+            && (!Files.exists(member) || Files.isExecutable(member) && Files.isReadable(member));
     boolean etcd =
         Files.isDirectory(member.resolve("wal")) || Files.isDirectory(member.resolve("snap"));
     long usable = -1;

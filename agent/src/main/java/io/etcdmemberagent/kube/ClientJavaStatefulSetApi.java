@@ -49,16 +49,20 @@ public final class ClientJavaStatefulSetApi implements StatefulSetApi {
           start == null ? 0 : (int) KubeJson.number(start));
     } catch (KubeCallException e) {
       // At an uninstall the StatefulSet, then the agent's RoleBinding and ServiceAccount go while
-      // its Pods stop: these answers are final, and waiting the whole budget on them only slows
-      // the uninstall. Anything else may pass, so it decides nothing and is asked again.
+      // its Pods stop: a 401 or 403 is the agent refused, which the fast path takes as final
+      // rather than waiting its whole budget. Anything else may pass, and is asked again.
       return switch (e.code()) {
         case 404 -> new ScaleTarget.None("StatefulSet " + owner + " is gone");
         case 401 ->
-            new ScaleTarget.None(
-                "the agent's identity is no longer accepted (401): its ServiceAccount is gone");
+            new ScaleTarget.Unread(
+                "the agent's identity is not accepted (401; is its ServiceAccount gone?): "
+                    + ClientJavaPodApi.answer(e),
+                true);
         case 403 ->
-            new ScaleTarget.None(
-                "the agent may no longer read its StatefulSet (403): its Role or binding is gone");
+            new ScaleTarget.Unread(
+                "the agent may not read its StatefulSet (403; is its Role or binding gone?): "
+                    + ClientJavaPodApi.answer(e),
+                true);
         default -> new ScaleTarget.Unread(String.valueOf(ClientJavaPodApi.answer(e)));
       };
     }

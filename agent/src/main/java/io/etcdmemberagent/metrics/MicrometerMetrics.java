@@ -142,8 +142,13 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
         o -> o.snapshot().takenAt().toEpochMilli() / 1000.0);
     gauge(
         "disk_healthy",
-        "1 when the disk check passes (NaN without --data-dir)",
-        o -> o.verdict().disk().map(c -> bit(c.passed())).orElse(Double.NaN));
+        "1 when the disk check passes (NaN without --data-dir, or when the agent cannot read it)",
+        o ->
+            o.verdict()
+                .disk()
+                .filter(io.etcdmemberagent.core.DiskEvaluator::judged)
+                .map(c -> bit(c.passed()))
+                .orElse(Double.NaN));
     gauge(
         "disk_free_ratio",
         "free share of the data dir's filesystem",

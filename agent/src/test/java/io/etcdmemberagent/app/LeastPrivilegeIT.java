@@ -74,7 +74,7 @@ class LeastPrivilegeIT {
         Arguments.of("", "pods", "get", "\"pods get\""),
         Arguments.of("", "pods/status", "patch", "\"pods/status patch\""),
         Arguments.of("", "events", "create", "\"events create\""),
-        Arguments.of("apps", "statefulsets", "get", "StatefulSetUnread"),
+        Arguments.of("apps", "statefulsets", "get", "StatefulSetRefused"),
         Arguments.of("etcd-member-agent.io", "etcdmembers", "get", "\"etcdmembers get\""),
         Arguments.of("etcd-member-agent.io", "etcdmembers", "create", "\"etcdmembers create\""),
         Arguments.of(

@@ -254,6 +254,71 @@ class MemberEvaluatorTest {
   }
 
   @org.junit.jupiter.api.Test
+  void aDataDirTheAgentCannotReadGatesNothingAndIsUnknown() {
+    DiskFacts unreadable =
+        new DiskFacts(
+            true,
+            false,
+            false,
+            50,
+            100,
+            500,
+            1000,
+            new DbFileState.Missing(),
+            java.util.Optional.empty(),
+            java.util.Optional.empty(),
+            true);
+    MemberSnapshot s =
+        new MemberSnapshot(
+            NOW,
+            answered(status(false, LEADER, 1000)),
+            members(self(false, true)),
+            leaderAt(1000),
+            List.of(PEER),
+            0,
+            java.util.Optional.of(unreadable));
+    MemberEvaluator gating =
+        new MemberEvaluator(
+            new ReadinessPolicy(100), java.util.Optional.of(DiskEvaluatorTest.EVALUATOR));
+    Verdict verdict = gating.evaluate(s);
+    assertThat(verdict.disk().orElseThrow().reason()).isEqualTo("DataDirUnreadable");
+    assertThat(verdict.ready()).as("the member's own etcd may read it well").isTrue();
+    PodCondition disk =
+        DesiredConditions.from(verdict, NOT_WATCHING).stream()
+            .filter(c -> c.name().equals(ConditionNames.DISK_HEALTHY))
+            .findFirst()
+            .orElseThrow();
+    assertThat(disk.status()).isEqualTo(ConditionStatus.UNKNOWN);
+    DiskFacts missing =
+        new DiskFacts(
+            false,
+            false,
+            false,
+            50,
+            100,
+            500,
+            1000,
+            new DbFileState.Missing(),
+            java.util.Optional.empty(),
+            java.util.Optional.empty(),
+            true);
+    assertThat(
+            gating
+                .evaluate(
+                    new MemberSnapshot(
+                        NOW,
+                        answered(status(false, LEADER, 1000)),
+                        members(self(false, true)),
+                        leaderAt(1000),
+                        List.of(PEER),
+                        0,
+                        java.util.Optional.of(missing)))
+                .ready())
+        .as("a missing data dir still gates")
+        .isFalse();
+  }
+
+  @org.junit.jupiter.api.Test
   void conditionsFollowTheChecks() {
     Verdict learner =
         EVALUATOR.evaluate(

@@ -121,6 +121,23 @@ class ScaleDownRuleTest {
   }
 
   @Test
+  void aRefusedAgentIsNamedAndNotSettled() {
+    ScaleDownDecision d =
+        ScaleDownRule.decide(
+            new ScaleDownFacts(
+                new ScaleTarget.Unread("403: its Role is gone", true),
+                members(5),
+                1,
+                allHealthy(members(5)),
+                new ScaleDownTrigger.OwnPodTerminating(5)));
+    assertThat(d)
+        .isInstanceOfSatisfying(
+            ScaleDownDecision.Idle.class,
+            i -> assertThat(i.reason()).isEqualTo(ScaleDownRule.STATEFUL_SET_REFUSED));
+    assertThat(MembershipCondition.of(d).status()).isEqualTo(ConditionStatus.UNKNOWN);
+  }
+
+  @Test
   void replicasZeroIsAPauseAndRemovesNothing() {
     for (long self = 1; self <= 3; self++) {
       assertThat(fast(members(3), 0, 1, self))

@@ -110,11 +110,11 @@ class StatefulSetApiIT {
 
   /**
    * At {@code helm uninstall} the agent's RoleBinding and ServiceAccount go while its Pods stop: a
-   * 403 or 401 then means "not surplus" at once, not a doubt retried for the whole budget.
+   * 403 or 401 is read as the agent refused, which the fast path takes as final (not a doubt
+   * retried for the whole budget); a 503 or a timeout stays a doubt.
    */
   @Test
-  void anIdentityWhoseRightsOrAccountAreGoneFindsNothingSurplus(@TempDir Path dir)
-      throws Exception {
+  void anIdentityWhoseRightsOrAccountAreGoneIsRefused(@TempDir Path dir) throws Exception {
     KubeControlPlane kube = KubeControlPlane.shared();
     String ns = "sts-api-gone";
     kube.createNamespace(ns);
@@ -174,13 +174,20 @@ class StatefulSetApiIT {
           () -> !(api.target() instanceof ScaleTarget.Replicas));
       assertThat(api.target())
           .isInstanceOfSatisfying(
-              ScaleTarget.None.class, n -> assertThat(n.reason()).contains("403"));
+              ScaleTarget.Unread.class,
+              u -> {
+                assertThat(u.refused()).isTrue();
+                assertThat(u.reason()).contains("403");
+              });
 
       admin.delete("/api/v1/namespaces/" + ns + "/serviceaccounts/agent");
       Poll.until(
           "the token refused (401)",
           Duration.ofSeconds(20),
-          () -> api.target() instanceof ScaleTarget.None n && n.reason().contains("401"));
+          () ->
+              api.target() instanceof ScaleTarget.Unread u
+                  && u.refused()
+                  && u.reason().contains("401"));
     }
   }
 

@@ -46,7 +46,10 @@ public final class KubePods {
     return release + "-agent";
   }
 
-  /** Creates the namespace and applies the chart's ServiceAccount, Role and RoleBinding to it. */
+  /**
+   * Creates the namespace and applies the chart's ServiceAccount, the agent's Role and its
+   * RoleBinding to it.
+   */
   public KubePods withChartRbac(Path dir) {
     kube.createNamespace(namespace);
     String manifest =
@@ -60,7 +63,9 @@ public final class KubePods {
             .call();
     List<String> rbac = new ArrayList<>();
     for (String doc : manifest.split("(?m)^---\\s*$")) {
-      if (doc.matches("(?s).*\\nkind: (ServiceAccount|Role|RoleBinding)\\n.*")) {
+      // the agent's own: not the metrics-reader Role, which is for its readers
+      if (doc.matches("(?s).*\\nkind: (ServiceAccount|Role|RoleBinding)\\n.*")
+          && !doc.contains("-metrics-reader\n")) {
         rbac.add(doc);
       }
     }
