@@ -255,32 +255,10 @@ class MemberEvaluatorTest {
 
   @org.junit.jupiter.api.Test
   void aDataDirTheAgentCannotReadGatesNothingAndIsUnknown() {
-    DiskFacts unreadable =
-        new DiskFacts(
-            true,
-            false,
-            false,
-            50,
-            100,
-            500,
-            1000,
-            new DbFileState.Missing(),
-            java.util.Optional.empty(),
-            java.util.Optional.empty(),
-            true);
-    MemberSnapshot s =
-        new MemberSnapshot(
-            NOW,
-            answered(status(false, LEADER, 1000)),
-            members(self(false, true)),
-            leaderAt(1000),
-            List.of(PEER),
-            0,
-            java.util.Optional.of(unreadable));
     MemberEvaluator gating =
         new MemberEvaluator(
             new ReadinessPolicy(100), java.util.Optional.of(DiskEvaluatorTest.EVALUATOR));
-    Verdict verdict = gating.evaluate(s);
+    Verdict verdict = gating.evaluate(withDisk(true));
     assertThat(verdict.disk().orElseThrow().reason()).isEqualTo("DataDirUnreadable");
     assertThat(verdict.ready()).as("the member's own etcd may read it well").isTrue();
     PodCondition disk =
@@ -289,9 +267,16 @@ class MemberEvaluatorTest {
             .findFirst()
             .orElseThrow();
     assertThat(disk.status()).isEqualTo(ConditionStatus.UNKNOWN);
-    DiskFacts missing =
+    assertThat(gating.evaluate(withDisk(false)).ready())
+        .as("a missing data dir still gates")
+        .isFalse();
+  }
+
+  /** A healthy voter whose data dir exists but is unreadable to the agent, or is missing. */
+  private static MemberSnapshot withDisk(boolean exists) {
+    DiskFacts facts =
         new DiskFacts(
-            false,
+            exists,
             false,
             false,
             50,
@@ -302,20 +287,14 @@ class MemberEvaluatorTest {
             java.util.Optional.empty(),
             java.util.Optional.empty(),
             true);
-    assertThat(
-            gating
-                .evaluate(
-                    new MemberSnapshot(
-                        NOW,
-                        answered(status(false, LEADER, 1000)),
-                        members(self(false, true)),
-                        leaderAt(1000),
-                        List.of(PEER),
-                        0,
-                        java.util.Optional.of(missing)))
-                .ready())
-        .as("a missing data dir still gates")
-        .isFalse();
+    return new MemberSnapshot(
+        NOW,
+        answered(status(false, LEADER, 1000)),
+        members(self(false, true)),
+        leaderAt(1000),
+        List.of(PEER),
+        0,
+        java.util.Optional.of(facts));
   }
 
   @org.junit.jupiter.api.Test

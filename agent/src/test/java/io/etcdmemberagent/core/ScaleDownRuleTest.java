@@ -105,35 +105,24 @@ class ScaleDownRuleTest {
 
   @Test
   void anUnreadStatefulSetDecidesNothingAndIsNotSettled() {
-    ScaleDownDecision d =
-        ScaleDownRule.decide(
-            new ScaleDownFacts(
-                new ScaleTarget.Unread("503 from the API server"),
-                members(5),
-                1,
-                allHealthy(members(5)),
-                new ScaleDownTrigger.OwnPodTerminating(5)));
-    assertThat(d)
-        .isInstanceOfSatisfying(
-            ScaleDownDecision.Idle.class,
-            i -> assertThat(i.reason()).isEqualTo(ScaleDownRule.STATEFUL_SET_UNREAD));
-    assertThat(MembershipCondition.of(d).status()).isEqualTo(ConditionStatus.UNKNOWN);
+    assertUnsettledIdle(
+        new ScaleTarget.Unread("503 from the API server"), ScaleDownRule.STATEFUL_SET_UNREAD);
+    assertUnsettledIdle(
+        new ScaleTarget.Unread("403: its Role is gone", true), ScaleDownRule.STATEFUL_SET_REFUSED);
   }
 
-  @Test
-  void aRefusedAgentIsNamedAndNotSettled() {
+  private static void assertUnsettledIdle(ScaleTarget target, String reason) {
     ScaleDownDecision d =
         ScaleDownRule.decide(
             new ScaleDownFacts(
-                new ScaleTarget.Unread("403: its Role is gone", true),
+                target,
                 members(5),
                 1,
                 allHealthy(members(5)),
                 new ScaleDownTrigger.OwnPodTerminating(5)));
     assertThat(d)
         .isInstanceOfSatisfying(
-            ScaleDownDecision.Idle.class,
-            i -> assertThat(i.reason()).isEqualTo(ScaleDownRule.STATEFUL_SET_REFUSED));
+            ScaleDownDecision.Idle.class, i -> assertThat(i.reason()).isEqualTo(reason));
     assertThat(MembershipCondition.of(d).status()).isEqualTo(ConditionStatus.UNKNOWN);
   }
 
