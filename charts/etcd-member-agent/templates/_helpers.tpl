@@ -143,3 +143,65 @@ mid-stop, or the hold cut short. Kubernetes honours scheme HTTPS in a lifecycle 
 {{- end -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+Generated TLS: an enabled part whose Secret is not named gets certificates that join issues at
+every Pod start from the cluster's CA, kept in the Secret <release>-ca. join creates that Secret
+once (create-only) when it finds none, so no render of the chart (helm template, Argo CD) ever
+makes a CA, and every member uses the same one.
+*/}}
+{{- define "ema.generatedPeer" -}}
+{{- if and (eq .Values.mode "cluster") .Values.tls.peer.enabled (not .Values.tls.peer.secret) }}true{{ end -}}
+{{- end -}}
+
+{{- define "ema.generatedClient" -}}
+{{- if and (eq .Values.mode "cluster") .Values.tls.client.enabled -}}
+{{- if ne (empty .Values.tls.client.serverSecret) (empty .Values.tls.client.agentSecret) -}}
+{{- fail "tls.client.serverSecret and tls.client.agentSecret are named together, or both left empty (generated)" -}}
+{{- end -}}
+{{- if not .Values.tls.client.serverSecret }}true{{ end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "ema.generatedTls" -}}
+{{- if or (include "ema.generatedPeer" .) (include "ema.generatedClient" .) }}true{{ end -}}
+{{- end -}}
+
+{{- define "ema.caSecret" -}}
+{{- printf "%s-ca" (include "ema.fullname" .) -}}
+{{- end -}}
+
+{{- define "ema.clientTlsSecret" -}}
+{{- printf "%s-client-tls" (include "ema.fullname" .) -}}
+{{- end -}}
+
+{{/* Where etcd reads its client port's and its peer port's certificates. */}}
+{{- define "ema.serverTlsDir" -}}
+{{- if include "ema.generatedClient" . }}/etc/etcd/tls-generated/server{{ else }}/etc/etcd/tls/server{{ end -}}
+{{- end -}}
+
+{{- define "ema.peerTlsDir" -}}
+{{- if include "ema.generatedPeer" . }}/etc/etcd/tls-generated/peer{{ else }}/etc/etcd/tls/peer{{ end -}}
+{{- end -}}
+
+{{/*
+Peer URLs are stored in etcd: an upgrade that changes their scheme would leave each restarted
+member unreachable at the address the others hold. Refused by name; docs/kubernetes.md says how to
+keep a release plain or move it to TLS. (helm template and Argo CD cannot look; join refuses too.)
+*/}}
+{{- define "ema.checkPeerScheme" -}}
+{{- if .Release.IsUpgrade -}}
+{{- $sts := lookup "apps/v1" "StatefulSet" .Release.Namespace (include "ema.fullname" .) -}}
+{{- if $sts -}}
+{{- range $c := $sts.spec.template.spec.initContainers -}}
+{{- if eq $c.name "join" -}}
+{{- range $e := $c.env -}}
+{{- if and (eq $e.name "ETCD_MEMBER_AGENT_PEER_URLS") (not (hasPrefix (printf "%s://" (include "ema.peerScheme" $)) $e.value)) -}}
+{{- fail (printf "tls.peer.enabled=%v would change this release's peer URLs (now %s), which etcd keeps in its member list: keep tls.peer.enabled=%v (see Upgrading the chart in docs/kubernetes.md)" $.Values.tls.peer.enabled $e.value (not $.Values.tls.peer.enabled)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}

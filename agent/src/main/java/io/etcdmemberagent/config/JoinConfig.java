@@ -26,7 +26,8 @@ public record JoinConfig(
     TlsFiles tls,
     EtcdCredentials credentials,
     LogConfig log,
-    KubeSettings kube) {
+    KubeSettings kube,
+    Optional<GeneratedTlsSettings> generatedTls) {
 
   public static final List<Flag> FLAGS =
       Flag.withShared(
@@ -73,6 +74,7 @@ public record JoinConfig(
                       "etcd-config-file",
                       "",
                       "where to write the completed etcd config file (with --etcd-config-template)")),
+              GeneratedTlsSettings.FLAGS,
               KubeSettings.SHARED_FLAGS));
 
   /** join records its decision in the EtcdMember; these only matter to {@code run}. */
@@ -96,6 +98,12 @@ public record JoinConfig(
           "--cluster-endpoints is required (only the --bootstrap-member may go without)");
     }
     TlsFiles tls = TlsFiles.parse(v);
+    Optional<GeneratedTlsSettings> generated = GeneratedTlsSettings.parse(v);
+    if (generated.isPresent() && (tls.caCert().isPresent() || tls.cert().isPresent())) {
+      throw new ConfigException(
+          "--generate-tls-dir and --cacert/--cert/--key exclude each other: join uses the client"
+              + " certificate it issues");
+    }
     Path envFile = Path.of(v.string("env-file"));
     Path parent = envFile.toAbsolutePath().getParent();
     if (parent == null || !java.nio.file.Files.isDirectory(parent)) {
@@ -115,6 +123,12 @@ public record JoinConfig(
               + configFile.get()
               + "\" for --etcd-config-file: its directory does not exist");
     }
+    KubeSettings kube = KubeSettings.parse(v, env, RUN_ONLY, RUN_ONLY);
+    if (generated.isPresent() && (kube.mode().equals("off") || kube.podNamespace().isEmpty())) {
+      throw new ConfigException(
+          "--generate-tls-dir keeps the CA in a Secret: it needs --kube auto or on, and"
+              + " --pod-namespace (or POD_NAMESPACE)");
+    }
     return new JoinConfig(
         name,
         peers,
@@ -133,6 +147,7 @@ public record JoinConfig(
         tls,
         EtcdCredentials.parse(v),
         RunConfig.logConfig(v),
-        KubeSettings.parse(v, env, RUN_ONLY, RUN_ONLY));
+        kube,
+        generated);
   }
 }

@@ -32,6 +32,38 @@ public final class JoinDecider {
   }
 
   /**
+   * The cluster lists this member (by name) with peer URLs of another scheme than it would
+   * advertise now: etcd keeps peer URLs in its member list and never takes a restarted member's new
+   * ones, so the others would look for it where it no longer answers (a release switched between
+   * plain and TLS peers). A person decides.
+   */
+  static Optional<String> peerSchemeChange(JoinFacts facts) {
+    if (!(facts.membership() instanceof Membership.Known known) || facts.peerUrls().isEmpty()) {
+      return Optional.empty();
+    }
+    String wanted = scheme(facts.peerUrls().get(0));
+    return known.members().stream()
+        .filter(m -> m.name().equals(facts.name()))
+        .flatMap(m -> m.peerUrls().stream())
+        .filter(u -> !scheme(u).equals(wanted))
+        .findFirst()
+        .map(
+            listed ->
+                "the cluster lists this member's peer URL as "
+                    + listed
+                    + ", and this Pod would advertise "
+                    + facts.peerUrls().get(0)
+                    + ": etcd keeps peer URLs in its member list, so a member cannot switch"
+                    + " between http and https peers by restarting (chart: keep tls.peer.enabled as"
+                    + " the release was installed)");
+  }
+
+  private static String scheme(String url) {
+    int colon = url.indexOf(':');
+    return colon < 0 ? "" : url.substring(0, colon);
+  }
+
+  /**
    * The data dir holds a member the cluster no longer lists: etcd would refuse to start on it ("the
    * member has been permanently removed from the cluster"). Only a StatefulSet that wants this
    * ordinal again lets its data be set aside; otherwise a person decides.
@@ -95,6 +127,10 @@ public final class JoinDecider {
                 + ": check --cluster-endpoints and the volume");
       }
       return removedMember(facts, held.memberId());
+    }
+    Optional<String> schemeChange = peerSchemeChange(facts);
+    if (schemeChange.isPresent()) {
+      return new JoinPlan.Fail(schemeChange.get());
     }
     if (facts.dataDirHasMember()) {
       return new JoinPlan.RestartFromData();

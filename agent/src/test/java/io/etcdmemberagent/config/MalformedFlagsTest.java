@@ -104,6 +104,11 @@ class MalformedFlagsTest {
           Map.entry("etcd-timeout", "0"),
           Map.entry("etcd-config-template", "/nonexistent/etcd.yaml"),
           Map.entry("etcd-config-file", "/nonexistent/dir/etcd.yaml"),
+          Map.entry("generate-tls-dir", "/nonexistent/tls"),
+          Map.entry("tls-ca-secret", "Not_A_Name"),
+          Map.entry("tls-client-secret", "Not_A_Name"),
+          Map.entry("tls-server-names", "a b"),
+          Map.entry("tls-validity", "1h"),
           Map.entry("kube", "always"),
           Map.entry("kubeconfig", "/nonexistent/kubeconfig"),
           Map.entry("pod-name", "Etcd_1"),
@@ -174,6 +179,13 @@ class MalformedFlagsTest {
     args.add("--" + flag + "=" + value);
     if (flag.equals("etcd-config-template")) {
       args.add("--etcd-config-file=" + System.getProperty("java.io.tmpdir") + "/etcd.yaml");
+    }
+    if (flag.startsWith("tls-")) {
+      // read only with --generate-tls-dir, which needs its CA Secret named
+      args.add("--generate-tls-dir=" + System.getProperty("java.io.tmpdir"));
+      if (!flag.equals("tls-ca-secret")) {
+        args.add("--tls-ca-secret=etcd-ca");
+      }
     }
     assertThatThrownBy(() -> JoinConfig.parse(args, Map.of()))
         .isInstanceOf(ConfigException.class)

@@ -50,6 +50,40 @@ class JoinDeciderTest {
         .isEqualTo(new JoinPlan.RestartFromData());
   }
 
+  /** A release switched between plain and TLS peers: etcd would keep the old peer URL. */
+  @Test
+  void aMemberListedWithPeerUrlsOfAnotherSchemeIsRefusedByName() {
+    Membership listedPlain =
+        new Membership.Known(
+            List.of(
+                new MemberInfo(
+                    1, "etcd-0", List.of("http://etcd-0.etcd:2380"), List.of("c0"), false),
+                new MemberInfo(
+                    2, "etcd-2", List.of("http://etcd-2.etcd:2380"), List.of("c2"), false)),
+            "c0");
+    JoinFacts https =
+        new JoinFacts(
+            "etcd-2",
+            List.of("https://etcd-2.etcd:2380"),
+            new DataDirMember.Identified(2, 0),
+            listedPlain,
+            false,
+            Duration.ZERO,
+            Duration.ofSeconds(30),
+            false,
+            new ScaleTarget.Replicas("etcd", 3));
+    assertThat(JoinDecider.decide(https))
+        .isInstanceOfSatisfying(
+            JoinPlan.Fail.class,
+            f ->
+                assertThat(f.message())
+                    .contains(
+                        "http://etcd-2.etcd:2380", "https://etcd-2.etcd:2380", "tls.peer.enabled"));
+    assertThat(JoinDecider.decide(holding(2, 0, listedPlain, new ScaleTarget.Replicas("etcd", 3))))
+        .as("the same scheme restarts from its data as before")
+        .isEqualTo(new JoinPlan.RestartFromData());
+  }
+
   @Test
   void aRemovedMembersDataIsSetAsideWhenTheStatefulSetWantsTheOrdinalAgain() {
     assertThat(JoinDecider.decide(holding(9, 0, TWO, new ScaleTarget.Replicas("etcd", 3))))

@@ -1,6 +1,7 @@
 package io.etcdmemberagent.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.google.gson.JsonElement;
@@ -35,21 +36,21 @@ class ChartOnNodeE2E {
 
   static final String NS = "orders";
 
-  final EtcdTestClient client = new EtcdTestClient();
-
   @Test
   void aUserInstallsTheChartAndScalesItThroughLearners() throws Exception {
     assumeTrue(KubeNode.available(), "the node needs root");
     KubeNode node = KubeNode.shared();
     // Named like the agent's environment prefix: its Services would inject ETCD_MEMBER_AGENT_*
     // service links into every Pod of the namespace that does not set enableServiceLinks: false.
-    ChartRelease db = new ChartRelease(node, "etcd-member-agent", NS, client);
+    ChartRelease db = ChartRelease.withChartDefaults(node, "etcd-member-agent", NS);
     try {
       db.createRestrictedNamespace();
       long started = System.nanoTime();
       db.install();
+      db.useApplicationsCertificate(dir);
       db.awaitReadyVoters(3, Duration.ofMinutes(5));
       System.out.printf("[node] helm install to 3 Ready members in %.1f s%n", seconds(started));
+      assertTheDefaultTrafficIsEncryptedAndAuthenticated(db, node);
 
       assertEveryPodReadyByTheKubeletAndTheGate(db, 3);
       assertThat(db.etcdMembers())
@@ -148,7 +149,47 @@ class ChartOnNodeE2E {
           "the Pods gone after helm uninstall", Duration.ofSeconds(40), () -> db.pods().isEmpty());
       System.out.printf("[node] helm uninstall to no Pod in %.1f s%n", seconds(started));
     } finally {
-      client.close();
+      db.client().close();
+    }
+  }
+
+  /**
+   * The default install: etcd's peer and client ports speak TLS with client certificates from the
+   * CA join created once in the Secret etcd-member-agent-ca (one CA for all members, never in a
+   * render), an application reads etcd with the certificate of etcd-member-agent-client-tls, and a
+   * client without a certificate is refused.
+   */
+  private void assertTheDefaultTrafficIsEncryptedAndAuthenticated(ChartRelease db, KubeNode node)
+      throws Exception {
+    List<io.etcd.jetcd.api.Member> members = db.members();
+    assertThat(members).hasSize(3);
+    for (var m : members) {
+      assertThat(m.getPeerURLsList())
+          .as("%s's peer URLs", m.getName())
+          .allMatch(u -> u.startsWith("https://"));
+      assertThat(m.getClientURLsList()).allMatch(u -> u.startsWith("https://"));
+    }
+    String ip = db.podIps().get(db.pod(0));
+    try (EtcdTestClient plain = new EtcdTestClient()) {
+      assertThatThrownBy(() -> plain.status("http://" + ip + ":2379", 2000))
+          .as("plain http to the client port");
+    }
+    Path ca = dir.resolve(db.name() + "-app-ca.crt");
+    try (EtcdTestClient noCertificate = EtcdTestClient.withTrustOnly(ca, "localhost")) {
+      assertThatThrownBy(() -> noCertificate.status("https://" + ip + ":2379", 2000))
+          .as("TLS without a client certificate");
+    }
+    String caSecret =
+        node.kubectl(
+            "get", "secret", db.name() + "-ca", "-n", NS, "-o", "jsonpath={.metadata.labels}");
+    assertThat(caSecret)
+        .as("made by join, not by helm")
+        .contains("etcd-member-agent")
+        .doesNotContain("Helm");
+    for (JsonObject pod : db.pods()) {
+      assertThat(ChartRelease.condition(pod, ChartRelease.PREFIX + "peer-tls"))
+          .as("%s's peer TLS", pod.getAsJsonObject("metadata").get("name").getAsString())
+          .isEqualTo("True");
     }
   }
 

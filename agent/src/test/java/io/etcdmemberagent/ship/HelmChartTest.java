@@ -14,6 +14,7 @@ import io.kubernetes.client.openapi.models.V1EnvVar;
 import io.kubernetes.client.openapi.models.V1PodSpec;
 import io.kubernetes.client.openapi.models.V1PolicyRule;
 import io.kubernetes.client.openapi.models.V1Role;
+import io.kubernetes.client.openapi.models.V1Secret;
 import io.kubernetes.client.openapi.models.V1SecurityContext;
 import io.kubernetes.client.openapi.models.V1Service;
 import io.kubernetes.client.openapi.models.V1StatefulSet;
@@ -186,16 +187,23 @@ class HelmChartTest {
     assertThat(env(join, "ETCD_MEMBER_AGENT_ETCD_CONFIG_FILE"))
         .isEqualTo("/var/lib/etcd/etcd.conf.yml");
     assertThat(env(join, "ETCD_MEMBER_AGENT_PEER_URLS"))
-        .isEqualTo("http://$(POD_NAME).etcd-peer.$(POD_NAMESPACE).svc:2380")
+        .isEqualTo("https://$(POD_NAME).etcd-peer.$(POD_NAMESPACE).svc:2380")
         .isEqualTo(env(agent, "ETCD_MEMBER_AGENT_PEER_URLS"));
     assertThat(env(join, "ETCD_MEMBER_AGENT_CLUSTER_ENDPOINTS"))
-        .isEqualTo("http://etcd-client.$(POD_NAMESPACE).svc:2379");
+        .isEqualTo("https://etcd-client.$(POD_NAMESPACE).svc:2379");
     assertThat(env(join, "ETCD_MEMBER_AGENT_BOOTSTRAP_MEMBER")).isEqualTo("etcd-0");
     assertThat(env(agent, "ETCD_MEMBER_AGENT_DATA_DIR"))
         .isEqualTo(env(join, "ETCD_MEMBER_AGENT_DATA_DIR"))
         .isEqualTo("/var/lib/etcd/data");
     assertThat(env(agent, "ETCD_MEMBER_AGENT_QUOTA_BACKEND_BYTES")).isEqualTo("2147483648");
     assertThat(env(agent, "ETCD_MEMBER_AGENT_PEER_TLS_REQUIRED"))
+        .as("peer TLS on by default, and required")
+        .isNull();
+    assertThat(
+            env(
+                container(
+                    pod(render(t -> t.set("tls.peer.enabled", false))).getContainers(), "agent"),
+                "ETCD_MEMBER_AGENT_PEER_TLS_REQUIRED"))
         .as("plain peer traffic chosen in the values is not a peer-tls problem")
         .isEqualTo("false");
     assertThat(agent.getEnv().get(0).getValueFrom().getFieldRef().getFieldPath())
@@ -204,11 +212,95 @@ class HelmChartTest {
     String config = r.one(V1ConfigMap.class).getData().get("etcd.conf.yml");
     Map<String, Object> etcdConfig = Yaml.getSnakeYaml(null).load(config);
     assertThat(etcdConfig)
-        .containsEntry("listen-client-urls", "http://0.0.0.0:2379")
+        .containsEntry("listen-client-urls", "https://0.0.0.0:2379")
+        .containsEntry("listen-peer-urls", "https://0.0.0.0:2380")
         .containsEntry("listen-metrics-urls", "http://0.0.0.0:2381")
         .containsEntry("quota-backend-bytes", 2147483648L)
         .containsEntry("auto-compaction-retention", "1h")
-        .doesNotContainKeys("name", "initial-cluster", "client-transport-security");
+        .doesNotContainKeys("name", "initial-cluster");
+    Map<String, Object> plain =
+        Yaml.getSnakeYaml(null)
+            .load(
+                render(t -> t.set("tls.peer.enabled", false).set("tls.client.enabled", false))
+                    .one(V1ConfigMap.class)
+                    .getData()
+                    .get("etcd.conf.yml"));
+    assertThat(plain)
+        .as("switching back to plain HTTP is the two enabled values")
+        .containsEntry("listen-client-urls", "http://0.0.0.0:2379")
+        .containsEntry("listen-peer-urls", "http://0.0.0.0:2380")
+        .doesNotContainKeys("client-transport-security", "peer-transport-security");
+  }
+
+  /**
+   * The default TLS: join issues each member's certificates into a memory-backed emptyDir from the
+   * CA kept in the Secret etcd-ca, which no render contains (join creates it once); etcd reads its
+   * pairs there, the agent its client pair and the peer certificate without the key, and
+   * applications find theirs in the Secret etcd-client-tls.
+   */
+  @Test
+  void theDefaultTlsIsIssuedByJoinFromACaNoRenderContains() throws IOException {
+    Rendered r = render(t -> t);
+    assertThat(r.all(V1Secret.class))
+        .as("a CA generated in the template would change at every render (helm template, Argo CD)")
+        .noneMatch(sec -> sec.getMetadata().getName().contains("-ca"));
+    V1PodSpec pod = pod(r);
+    V1Container join = container(pod.getInitContainers(), "join");
+    V1Container etcd = container(pod.getContainers(), "etcd");
+    V1Container agent = container(pod.getContainers(), "agent");
+    assertThat(env(join, "ETCD_MEMBER_AGENT_GENERATE_TLS_DIR"))
+        .isEqualTo("/etc/etcd/tls-generated");
+    assertThat(env(join, "ETCD_MEMBER_AGENT_TLS_CA_SECRET")).isEqualTo("etcd-ca");
+    assertThat(env(join, "ETCD_MEMBER_AGENT_TLS_CLIENT_SECRET")).isEqualTo("etcd-client-tls");
+    assertThat(env(join, "ETCD_MEMBER_AGENT_TLS_SERVER_NAMES"))
+        .isEqualTo("etcd-client,etcd-client.$(POD_NAMESPACE),etcd-client.$(POD_NAMESPACE).svc");
+    assertThat(env(join, "ETCD_MEMBER_AGENT_CACERT"))
+        .as("join uses the client pair it issues, not files given to it")
+        .isNull();
+    assertThat(env(agent, "ETCD_MEMBER_AGENT_CERT"))
+        .isEqualTo("/etc/etcd-member-agent/tls/client/tls.crt");
+    var volume =
+        pod.getVolumes().stream()
+            .filter(v -> v.getName().equals("generated-tls"))
+            .findFirst()
+            .orElseThrow();
+    assertThat(volume.getEmptyDir().getMedium()).isEqualTo("Memory");
+    assertThat(join.getVolumeMounts())
+        .anySatisfy(
+            m -> {
+              assertThat(m.getName()).isEqualTo("generated-tls");
+              assertThat(m.getReadOnly()).isNotEqualTo(Boolean.TRUE);
+            });
+    assertThat(etcd.getVolumeMounts())
+        .anySatisfy(
+            m -> {
+              assertThat(m.getName()).isEqualTo("generated-tls");
+              assertThat(m.getReadOnly()).isTrue();
+            });
+    assertThat(agent.getVolumeMounts())
+        .filteredOn(m -> m.getName().equals("generated-tls"))
+        .extracting(m -> m.getSubPath())
+        .as("the agent mounts its client pair and the peer certificate, never the peer key")
+        .containsExactlyInAnyOrder("client", "peer-public");
+    Map<String, Object> config =
+        Yaml.getSnakeYaml(null).load(r.one(V1ConfigMap.class).getData().get("etcd.conf.yml"));
+    assertThat(config.get("peer-transport-security").toString())
+        .contains("cert-file=/etc/etcd/tls-generated/peer/tls.crt", "client-cert-auth=true");
+    assertThat(config.get("client-transport-security").toString())
+        .contains("cert-file=/etc/etcd/tls-generated/server/tls.crt", "client-cert-auth=true");
+    assertThat(agentRole(r).getRules())
+        .filteredOn(rule -> rule.getResources().contains("secrets"))
+        .extracting(V1PolicyRule::getVerbs, V1PolicyRule::getResourceNames)
+        .containsExactlyInAnyOrder(
+            tuple(List.of("get"), List.of("etcd-ca", "etcd-client-tls")),
+            tuple(List.of("update"), List.of("etcd-client-tls")),
+            tuple(List.of("create"), List.of()));
+    assertThat(
+            agentRole(
+                    render(t -> t.set("tls.peer.enabled", false).set("tls.client.enabled", false)))
+                .getRules())
+        .as("plain etcd: no Secret permission")
+        .noneMatch(rule -> rule.getResources().contains("secrets"));
   }
 
   @Test
@@ -326,7 +418,8 @@ class HelmChartTest {
 
   @Test
   void rbacIsTheMinimumTheAgentCalls() throws IOException {
-    V1Role role = agentRole(render(t -> t));
+    V1Role role =
+        agentRole(render(t -> t.set("tls.peer.enabled", false).set("tls.client.enabled", false)));
     assertThat(role.getRules())
         .extracting(V1PolicyRule::getApiGroups, V1PolicyRule::getResources, V1PolicyRule::getVerbs)
         .containsExactlyInAnyOrder(
@@ -698,7 +791,9 @@ class HelmChartTest {
     assertThatThrownBy(() -> render(t -> t.set("agent.pollInterval", "soon")))
         .hasMessageContaining("pollInterval");
     assertThatThrownBy(() -> render(t -> t.set("mode", "both"))).hasMessageContaining("mode");
-    assertThatThrownBy(() -> render(t -> t.set("tls.client.enabled", true)))
-        .hasMessageContaining("tls.client.serverSecret is required");
+    assertThatThrownBy(() -> render(t -> t.set("tls.client.serverSecret", "etcd-server")))
+        .hasMessageContaining("tls.client.serverSecret and tls.client.agentSecret");
+    assertThatThrownBy(() -> render(t -> t.set("tls.validity", "a year")))
+        .hasMessageContaining("validity");
   }
 }

@@ -29,22 +29,95 @@ public final class ChartRelease {
   private final KubeNode node;
   private final String name;
   private final String namespace;
-  private final EtcdTestClient client;
-  private final String scheme;
+  private EtcdTestClient client;
+  private String scheme;
+  private final List<String> baseSets;
   private String readerToken;
 
+  /**
+   * A release with etcd's plain traffic ({@code tls.peer.enabled=false}, {@code
+   * tls.client.enabled=false}): the tests of scaling, faults and upgrades read etcd with a plain
+   * client. {@link #withChartDefaults} runs the chart's defaults (generated TLS).
+   */
   public ChartRelease(KubeNode node, String name, String namespace, EtcdTestClient client) {
     this(node, name, namespace, client, "http");
   }
 
-  /** {@code scheme} "https" when the chart serves etcd's client port with TLS. */
+  /** {@code scheme} "https" when the chart serves etcd's client port with TLS (named Secrets). */
   public ChartRelease(
       KubeNode node, String name, String namespace, EtcdTestClient client, String scheme) {
+    this(
+        node,
+        name,
+        namespace,
+        client,
+        scheme,
+        scheme.equals("http")
+            ? List.of("tls.peer.enabled=false", "tls.client.enabled=false")
+            : List.of());
+  }
+
+  private ChartRelease(
+      KubeNode node,
+      String name,
+      String namespace,
+      EtcdTestClient client,
+      String scheme,
+      List<String> baseSets) {
     this.node = node;
     this.name = name;
     this.namespace = namespace;
     this.client = client;
     this.scheme = scheme;
+    this.baseSets = baseSets;
+  }
+
+  /**
+   * The chart's defaults: generated TLS. etcd is read over https with the applications' client
+   * certificate, once {@link #useApplicationsCertificate} found the Secret join keeps.
+   */
+  public static ChartRelease withChartDefaults(KubeNode node, String name, String namespace) {
+    return new ChartRelease(node, name, namespace, new EtcdTestClient(), "https", List.of());
+  }
+
+  /**
+   * Reads the Secret {@code <release>-client-tls} (tls.crt, tls.key, ca.crt) into {@code dir}, as
+   * an application would, and reads etcd with it from now on (the server checked for {@code
+   * localhost}, which the generated server certificates cover besides the Service names).
+   */
+  public void useApplicationsCertificate(Path dir) {
+    String secret = name + "-client-tls";
+    Poll.until(
+        "the Secret " + secret + " join keeps",
+        java.time.Duration.ofMinutes(3),
+        () -> node.tool("kubectl", 30, "get", "secret", secret, "-n", namespace).exitCode() == 0);
+    Path[] files = new Path[3];
+    String[] keys = {"ca.crt", "tls.crt", "tls.key"};
+    try {
+      for (int i = 0; i < 3; i++) {
+        String b64 =
+            node.kubectl(
+                "get",
+                "secret",
+                secret,
+                "-n",
+                namespace,
+                "-o",
+                "jsonpath={.data." + keys[i].replace(".", "\\.") + "}");
+        files[i] = dir.resolve(name + "-app-" + keys[i]);
+        java.nio.file.Files.write(files[i], java.util.Base64.getDecoder().decode(b64.strip()));
+      }
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+    client.close();
+    client = EtcdTestClient.withTls(files[0], files[1], files[2], "localhost");
+    scheme = "https";
+  }
+
+  /** The client reading etcd (closed by whoever made the release, or by {@link #close()}). */
+  public EtcdTestClient client() {
+    return client;
   }
 
   public String name() {
@@ -76,6 +149,9 @@ public final class ChartRelease {
         new ArrayList<>(
             List.of(
                 command, name, CHART.toString(), "-n", namespace, "-f", node.values().toString()));
+    for (String s : baseSets) {
+      args.addAll(List.of("--set", s));
+    }
     for (String s : sets) {
       args.addAll(List.of("--set", s));
     }

@@ -34,8 +34,43 @@ public final class EtcdTestClient implements AutoCloseable {
     this(null);
   }
 
+  /** The name the server certificate is checked for, instead of the endpoint's host. */
+  private final String authority;
+
   private EtcdTestClient(SslContext tls) {
+    this(tls, null);
+  }
+
+  private EtcdTestClient(SslContext tls, String authority) {
     this.tls = tls;
+    this.authority = authority;
+  }
+
+  /** A client that trusts {@code ca} but has no certificate of its own. */
+  public static EtcdTestClient withTrustOnly(Path ca, String authority) {
+    try {
+      return new EtcdTestClient(
+          GrpcSslContexts.forClient().trustManager(ca.toFile()).build(), authority);
+    } catch (javax.net.ssl.SSLException e) {
+      throw new IllegalStateException("cannot build a TLS client trusting " + ca, e);
+    }
+  }
+
+  /**
+   * A client of {@code https} endpoints reached by IP whose certificate names {@code authority}
+   * (the chart's generated server certificates cover {@code localhost}, not Pod IPs).
+   */
+  public static EtcdTestClient withTls(Path ca, Path cert, Path key, String authority) {
+    try {
+      return new EtcdTestClient(
+          GrpcSslContexts.forClient()
+              .trustManager(ca.toFile())
+              .keyManager(cert.toFile(), key.toFile())
+              .build(),
+          authority);
+    } catch (javax.net.ssl.SSLException e) {
+      throw new IllegalStateException("cannot build a TLS client from " + cert, e);
+    }
   }
 
   /** A client of {@code https} endpoints with a client certificate (PEM files). */
@@ -57,6 +92,9 @@ public final class EtcdTestClient implements AutoCloseable {
         e -> {
           URI uri = URI.create(e);
           NettyChannelBuilder b = NettyChannelBuilder.forAddress(uri.getHost(), uri.getPort());
+          if (authority != null) {
+            b.overrideAuthority(authority);
+          }
           return (tls == null ? b.usePlaintext() : b.sslContext(tls)).build();
         });
   }

@@ -3,6 +3,7 @@ package io.etcdmemberagent.app.join;
 import io.etcdmemberagent.app.EtcdLogins;
 import io.etcdmemberagent.app.RunCommand;
 import io.etcdmemberagent.app.TlsReloader;
+import io.etcdmemberagent.config.GeneratedTlsSettings;
 import io.etcdmemberagent.config.GoDuration;
 import io.etcdmemberagent.config.JoinConfig;
 import io.etcdmemberagent.config.KubeSettings;
@@ -24,6 +25,7 @@ import io.etcdmemberagent.disk.WalIdentity;
 import io.etcdmemberagent.etcd.ClientTls;
 import io.etcdmemberagent.etcd.GrpcEtcdGateway;
 import io.etcdmemberagent.kube.ClientJavaPodApi;
+import io.etcdmemberagent.kube.ClientJavaSecretApi;
 import io.etcdmemberagent.kube.ClientJavaStatefulSetApi;
 import io.etcdmemberagent.support.EventLog;
 import io.etcdmemberagent.tls.ClientTlsFiles;
@@ -137,11 +139,16 @@ public final class JoinCommand {
   /** Runs {@code join} with a gRPC gateway to etcd; returns the exit status. */
   public static int execute(JoinConfig config)
       throws IOException, InterruptedException, RunCommand.StartupException {
-    ClientTls tls =
-        TlsReloader.toGateway(
-            TlsReloader.loadAtStart(
-                new ClientTlsFiles(
-                    config.tls().caCert(), config.tls().cert(), config.tls().key())));
+    ClientTlsFiles files =
+        new ClientTlsFiles(config.tls().caCert(), config.tls().cert(), config.tls().key());
+    if (config.generatedTls().isPresent()) {
+      int status = issueGeneratedTls(config, config.generatedTls().get());
+      if (status != 0) {
+        return status;
+      }
+      files = generatedClientFiles(config, config.generatedTls().get());
+    }
+    ClientTls tls = TlsReloader.toGateway(TlsReloader.loadAtStart(files));
     try (GrpcEtcdGateway etcd =
             new GrpcEtcdGateway(
                 tls,
@@ -156,6 +163,58 @@ public final class JoinCommand {
               () -> scaleTarget(config, System.getenv()))
           .run();
     }
+  }
+
+  /** Issues this member's certificates, waiting while the CA Secret cannot be had. */
+  private static int issueGeneratedTls(JoinConfig config, GeneratedTlsSettings settings)
+      throws IOException, InterruptedException, RunCommand.StartupException {
+    KubeSettings k = config.kube();
+    long started = System.nanoTime();
+    String last = "";
+    while (true) {
+      try (ClientJavaPodApi pods =
+          ClientJavaPodApi.connect(
+              k.kubeconfig(),
+              k.podNamespace().get(),
+              k.podName().orElse(config.name()),
+              k.conditionPrefix(),
+              k.timeout())) {
+        new GeneratedTls(
+                settings,
+                new ClientJavaSecretApi(pods),
+                Map.of("app.kubernetes.io/created-by", "etcd-member-agent"))
+            .issue(config.name(), config.peerUrls(), config.clientUrls());
+        return 0;
+      } catch (GeneratedTls.NotReady e) {
+        if (!e.getMessage().equals(last)) {
+          EventLog.warn("tls-waiting", "reason", e.getMessage());
+          last = e.getMessage();
+        }
+      }
+      Duration elapsed = Duration.ofNanos(System.nanoTime() - started);
+      if (!config.joinTimeout().isZero() && elapsed.compareTo(config.joinTimeout()) > 0) {
+        EventLog.error(
+            "join-gave-up", "after", GoDuration.format(config.joinTimeout()), "lastReason", last);
+        return GAVE_UP;
+      }
+      Thread.sleep(2000);
+    }
+  }
+
+  /** join's own client certificate when it talks https to etcd; none over plain http. */
+  private static ClientTlsFiles generatedClientFiles(
+      JoinConfig config, GeneratedTlsSettings settings) {
+    boolean https =
+        config.clusterEndpoints().stream().anyMatch(u -> "https".equals(u.getScheme()))
+            || config.clientUrls().stream().anyMatch(u -> u.startsWith("https:"));
+    if (!https) {
+      return new ClientTlsFiles(Optional.empty(), Optional.empty(), Optional.empty());
+    }
+    Path dir = GeneratedTls.clientDir(settings);
+    return new ClientTlsFiles(
+        Optional.of(dir.resolve("ca.crt")),
+        Optional.of(dir.resolve("tls.crt")),
+        Optional.of(dir.resolve("tls.key")));
   }
 
   /** Runs until the env file is written (0) or it must give up ({@link #GAVE_UP}). */
