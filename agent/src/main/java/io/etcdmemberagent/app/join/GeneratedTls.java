@@ -139,7 +139,8 @@ public final class GeneratedTls {
     try {
       Optional<SecretData> found = secrets.read(name);
       Optional<String> current = found.map(s -> s.data().get("tls.crt"));
-      String why = renewalReason(ca, current);
+      Optional<String> trusted = found.map(s -> s.data().get("ca.crt"));
+      String why = renewalReason(ca, current, trusted);
       if (why == null) {
         return;
       }
@@ -164,13 +165,20 @@ public final class GeneratedTls {
     }
   }
 
-  /** Why the applications' certificate must be (re)issued, or null when it is current. */
-  static String renewalReason(ClusterCa ca, Optional<String> certPem) {
+  /**
+   * Why the applications' certificate must be (re)issued, or null when it is current. A changed
+   * trust bundle counts: during a CA rotation applications must trust the new CA (from this
+   * Secret's ca.crt) before any member serves a certificate it signed.
+   */
+  static String renewalReason(ClusterCa ca, Optional<String> certPem, Optional<String> caPem) {
     if (certPem.isEmpty()) {
       return "missing";
     }
     if (!ca.signed(certPem.get())) {
       return "not signed by the current CA";
+    }
+    if (!caPem.map(ca.trustBundlePem()::equals).orElse(false)) {
+      return "the trusted CAs changed";
     }
     try {
       return CertificateRenewal.due(
