@@ -33,7 +33,7 @@ fi
 [ -n "${BEFORE_JAR:-}" ] && args+=(-Dbench.beforeJar="$(realpath "$BEFORE_JAR")")
 # One more footprint row: an earlier build of this round with the image's flags and its own cache.
 [ -n "${PREVIOUS_JAR:-}" ] && args+=(-Dbench.previousJar="$(realpath "$PREVIOUS_JAR")")
-[ -n "${ONLY:-}" ] && args+=(-Dbench.only="$ONLY")   # detection,promotion,load,latency,secure,scale,footprint,node
+[ -n "${ONLY:-}" ] && args+=(-Dbench.only="$ONLY")   # detection,promotion,load,latency,secure,scale,footprint,node; tls (only when named)
 ./mvnw -B -q -pl agent verify -Dspotless.check.skip=true -Dtest=NoSuchTest \
   -Dsurefire.failIfNoSpecifiedTests=false -Dit.test=BenchmarkE2E -Detcd.versions=3.6 \
   "${args[@]}"

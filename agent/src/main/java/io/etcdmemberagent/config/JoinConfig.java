@@ -27,7 +27,8 @@ public record JoinConfig(
     EtcdCredentials credentials,
     LogConfig log,
     KubeSettings kube,
-    Optional<GeneratedTlsSettings> generatedTls) {
+    Optional<GeneratedTlsSettings> generatedTls,
+    Optional<Path> walDir) {
 
   public static final List<Flag> FLAGS =
       Flag.withShared(
@@ -44,6 +45,10 @@ public record JoinConfig(
                       "data-dir",
                       null,
                       "the etcd data dir of this member (read; a removed member's data is moved aside in it)"),
+                  new Flag(
+                      "wal-dir",
+                      "",
+                      "etcd's --wal-dir, when the WAL is not in the data dir's member/wal (read)"),
                   new Flag(
                       "env-file",
                       null,
@@ -148,6 +153,7 @@ public record JoinConfig(
         EtcdCredentials.parse(v),
         RunConfig.logConfig(v),
         kube,
-        generated);
+        generated,
+        v.optional("wal-dir").map(Path::of));
   }
 }

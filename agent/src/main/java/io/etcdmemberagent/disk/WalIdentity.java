@@ -27,11 +27,19 @@ public final class WalIdentity {
   private WalIdentity() {}
 
   public static DataDirMember read(Path dataDir) {
+    return read(dataDir, java.util.Optional.empty());
+  }
+
+  /**
+   * The member of {@code dataDir}, whose WAL is in {@code walDir} when etcd runs with {@code
+   * --wal-dir} (else in {@code member/wal}). Empty only when neither holds anything of a member.
+   */
+  public static DataDirMember read(Path dataDir, java.util.Optional<Path> separateWal) {
     Path member = dataDir.resolve("member");
-    if (!Files.isDirectory(member)) {
+    if (!Files.isDirectory(member) && separateWal.map(w -> !hasWal(w)).orElse(true)) {
       return new DataDirMember.Empty();
     }
-    Path walDir = member.resolve("wal");
+    Path walDir = separateWal.orElse(member.resolve("wal"));
     try (Stream<Path> files = Files.list(walDir)) {
       List<Path> wals =
           files.filter(p -> p.getFileName().toString().endsWith(".wal")).sorted().toList();
@@ -41,6 +49,14 @@ public final class WalIdentity {
       return identify(wals.get(wals.size() - 1));
     } catch (IOException | RuntimeException e) {
       return new DataDirMember.Unreadable(walDir + ": " + e);
+    }
+  }
+
+  private static boolean hasWal(Path dir) {
+    try (Stream<Path> files = Files.list(dir)) {
+      return files.anyMatch(p -> p.getFileName().toString().endsWith(".wal"));
+    } catch (IOException e) {
+      return false;
     }
   }
 

@@ -63,6 +63,9 @@ class BenchmarkE2E {
       // the smoke run inside ./mvnw verify leaves the node part to ONLY=node: the node's own tests
       // already install the chart there, and its two minutes kept the cold run over its budget
       boolean nodeWanted = only.contains("node") || (all && !settings.mode().equals("smoke"));
+      if (only.contains("tls") && KubeNode.available()) {
+        timed("tls", () -> new EtcdTlsBench(settings, dir).run(report));
+      }
       if (nodeWanted && KubeNode.available()) {
         timed(
             "node",

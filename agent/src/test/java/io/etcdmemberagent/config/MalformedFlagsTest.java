@@ -95,6 +95,7 @@ class MalformedFlagsTest {
           Map.entry("client-urls", "ftp://a:2379"),
           Map.entry("cluster-endpoints", "etcd-client"),
           Map.entry("data-dir", FREE_FORM),
+          Map.entry("wal-dir", FREE_FORM),
           Map.entry("env-file", "/nonexistent/dir/etcd.env"),
           Map.entry("bootstrap-member", FREE_FORM),
           Map.entry("bootstrap-wait", "a while"),

@@ -56,6 +56,41 @@ class WalIdentityIT {
     }
   }
 
+  /** etcd's documented StatefulSet: {@code --data-dir=/data --wal-dir=/data/wal}. */
+  @Test
+  void aSeparateWalDirNamesTheMemberWhenToldWhereItIs() throws Exception {
+    String endpoint = "http://127.0.0.1:" + FreePorts.next();
+    Path data = dir.resolve("data");
+    Path wal = data.resolve("wal");
+    Process etcd =
+        SingleEtcd.start(
+            EtcdBinaries.primary(),
+            "m0",
+            data,
+            endpoint,
+            dir.resolve("wal-dir.log"),
+            "--wal-dir=" + wal);
+    try (EtcdTestClient client = new EtcdTestClient()) {
+      StatusResponse[] status = new StatusResponse[1];
+      Poll.until(
+          "etcd answers Status",
+          Duration.ofSeconds(30),
+          () -> (status[0] = client.status(endpoint)) != null);
+      Processes.kill(etcd);
+      assertThat(WalIdentity.read(data, java.util.Optional.of(wal)))
+          .isEqualTo(
+              new DataDirMember.Identified(
+                  status[0].getHeader().getMemberId(), status[0].getHeader().getClusterId()));
+      assertThat(WalIdentity.read(data))
+          .as("without --wal-dir the member is there but its WAL is not found: never Empty")
+          .isInstanceOf(DataDirMember.Unreadable.class);
+      assertThat(WalIdentity.read(dir.resolve("none"), java.util.Optional.of(dir.resolve("nowal"))))
+          .isEqualTo(new DataDirMember.Empty());
+    } finally {
+      Processes.kill(etcd);
+    }
+  }
+
   @Test
   void aMemberDirWithoutAReadableWalIsUnreadableNotEmpty() throws Exception {
     Path data = dir.resolve("broken");

@@ -9,11 +9,13 @@ import io.etcdmemberagent.testing.EtcdTestClient;
 import io.etcdmemberagent.testing.KubeNode;
 import io.etcdmemberagent.testing.Poll;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * etcd upgraded as a chart user does it, one minor version at a time, on the real node: {@code helm
@@ -34,6 +36,8 @@ class NodeUpgradeE2E {
 
   final EtcdTestClient client = new EtcdTestClient();
 
+  @TempDir Path dir;
+
   @Test
   void etcdUpgradesOneMinorVersionAtATimeThroughTheChart() throws Exception {
     assumeTrue(KubeNode.available(), "the node needs root");
@@ -44,6 +48,22 @@ class NodeUpgradeE2E {
       db.install("etcd.image.tag=" + tag("3.5"), "etcd.config.snapshot-count=100");
       db.awaitReadyVoters(3, Duration.ofMinutes(5));
       assertThat(versions(db)).containsExactly(EtcdBinaries.patchVersion("3.5"));
+      ChartAlerts.assertNoAlertOnTheSettledInstall(
+          db, node, dir, "etcd's TLS switched off on purpose (plain peers and clients)");
+      var switched =
+          node.tool(
+              "helm",
+              600,
+              db.helmArgs(
+                  "upgrade",
+                  "etcd.image.tag=" + tag("3.5"),
+                  "tls.peer.enabled=true",
+                  "tls.client.enabled=true"));
+      assertThat(switched.exitCode())
+          .as("an upgrade that would switch the stored peer URLs to https")
+          .isNotZero();
+      assertThat(switched.output())
+          .contains("tls.peer.enabled=true would change this release's peer URLs");
       Map<String, Long> ids = db.memberIds();
       String url = db.clientUrl(db.podIps().values().iterator().next());
       client.put(url, "ledger/written-on", "3.5".getBytes(StandardCharsets.UTF_8));

@@ -225,7 +225,7 @@ public final class JoinCommand {
     String lastReason = "";
     Duration backoff = FIRST_BACKOFF;
     while (true) {
-      DataDirMember dataDir = WalIdentity.read(config.dataDir());
+      DataDirMember dataDir = WalIdentity.read(config.dataDir(), config.walDir());
       Membership membership = readMembership();
       String unconfirmed = null;
       if (JoinDecider.listOmitsDataDirMember(dataDir, membership)) {
