@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.etcd.jetcd.api.Member;
 import io.etcdmemberagent.kube.FakeKubeApi;
 import io.etcdmemberagent.testing.AgentLog;
+import io.etcdmemberagent.testing.EtcdBinaries;
 import io.etcdmemberagent.testing.EtcdCluster;
 import io.etcdmemberagent.testing.EtcdMember;
 import io.etcdmemberagent.testing.Http;
@@ -132,6 +133,7 @@ class FaultInjectionE2E {
    */
   @Test
   void repeatedLongPausesFlapOnlyWithoutHysteresis() throws Exception {
+    EtcdBinaries.onThePrimaryOnly(version, "the agent's hysteresis under SIGSTOP");
     EtcdCluster cluster = keep(EtcdCluster.start(version, 3));
     EtcdMember local = cluster.leader().orElseThrow();
     long id = cluster.client().memberId(local.clientUrl());
@@ -195,6 +197,7 @@ class FaultInjectionE2E {
 
   @Test
   void agentCutOffFromItsMemberBySlowSilentAndRefusingLinks() throws Exception {
+    EtcdBinaries.onThePrimaryOnly(version, "the agent's own link, cut by a proxy");
     EtcdCluster cluster = keep(EtcdCluster.start(version, 3));
     EtcdMember local = cluster.member(0);
     long id = cluster.client().memberId(local.clientUrl());
@@ -271,6 +274,7 @@ class FaultInjectionE2E {
    */
   @Test
   void apiServerDownPodReplacedAndConditionRemovedLoseNothing() throws Exception {
+    EtcdBinaries.onThePrimaryOnly(version, "the API server's faults");
     EtcdCluster cluster = keep(EtcdCluster.start(version, 3));
     EtcdMember local = cluster.member(0);
     long id = cluster.client().memberId(local.clientUrl());
@@ -319,6 +323,7 @@ class FaultInjectionE2E {
    */
   @Test
   void apiFailingThrottlingAndSlowLosesNothing() throws Exception {
+    EtcdBinaries.onThePrimaryOnly(version, "the API server's faults");
     EtcdCluster cluster = keep(EtcdCluster.start(version, 3));
     EtcdMember local = cluster.member(0);
     long id = cluster.client().memberId(local.clientUrl());

@@ -169,7 +169,8 @@ final class FaultRig implements AutoCloseable {
             false,
             () -> publication == null ? "" : Recorder.readyOf(publication.conditions()),
             () -> localUrl,
-            others);
+            others,
+            new io.etcdmemberagent.testing.EtcdTestClient());
     return recorder;
   }
 

@@ -2,6 +2,7 @@ package io.etcdmemberagent.fault;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.etcdmemberagent.testing.EtcdBinaries;
 import io.etcdmemberagent.testing.EtcdCluster;
 import io.etcdmemberagent.testing.EtcdMember;
 import io.etcdmemberagent.testing.FreePorts;
@@ -144,6 +145,7 @@ class LearnerFaultsE2E {
   @ParameterizedTest(name = "SIG{0}")
   @ValueSource(strings = {"KILL", "TERM"})
   void theAgentStoppedDuringCatchUpRebuildsItsStateFromEtcd(String signal) throws Exception {
+    EtcdBinaries.onThePrimaryOnly(version, "the agent's own signals");
     EtcdCluster cluster = keep(EtcdCluster.start(version, 3));
     Pod pod = Learners.joinedPod(resources, cluster, 8);
     long ownId = Learners.byPeerUrl(cluster, pod.peerUrl()).orElseThrow().getID();

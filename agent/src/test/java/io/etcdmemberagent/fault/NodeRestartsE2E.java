@@ -38,19 +38,25 @@ class NodeRestartsE2E {
   /** The condition through the real API server: the agent's patch rate limit and back-off. */
   static final Duration PUBLICATION = Duration.ofSeconds(5);
 
-  final EtcdTestClient client = new EtcdTestClient();
+  /** Set once the release's applications' certificate exists: the chart's default TLS. */
+  EtcdTestClient client;
+
+  @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir;
+
   final Map<String, String> addresses = new ConcurrentHashMap<>();
 
   @Test
   void restartsKeepTheMembersTheirDataAndTheInvariants() throws Exception {
     assumeTrue(KubeNode.available(), "the node needs root");
     KubeNode node = KubeNode.shared();
-    ChartRelease db = new ChartRelease(node, "inventory", NS, client);
+    ChartRelease db = ChartRelease.withChartDefaults(node, "inventory", NS);
     List<Recorder> recorders = new ArrayList<>();
     java.util.concurrent.ScheduledExecutorService refresher = null;
     try {
       db.createRestrictedNamespace();
       db.install();
+      db.useApplicationsCertificate(dir);
+      client = db.client();
       db.awaitReadyVoters(3, Duration.ofMinutes(5));
       Map<String, Long> ids = db.memberIds();
       Map<String, String> memberObjects = uids(db.etcdMembers());
@@ -72,7 +78,8 @@ class NodeRestartsE2E {
                     java.util.Objects.requireNonNullElse(
                         ChartRelease.condition(db.pod(pod), Recorder.READY_CONDITION), ""),
                 () -> addresses.containsKey(pod) ? db.clientUrl(addresses.get(pod)) : null,
-                () -> others(db, pod)));
+                () -> others(db, pod),
+                applicationsClient(db)));
       }
 
       Map<String, String> before = db.podUids();
@@ -164,6 +171,8 @@ class NodeRestartsE2E {
       db.install();
       db.awaitReadyVoters(3, Duration.ofMinutes(5));
       System.out.printf("[node] reinstalled on the kept volumes in %.1f s%n", seconds(started));
+      // join made the CA, not Helm: it outlives the release, and the applications' certificate
+      // from before the uninstall still reads the reinstalled members
       assertThat(db.memberIds()).as("the same members, from their data").isEqualTo(ids);
       assertThat(readAll(db)).isEqualTo(100);
       db.uninstall();
@@ -172,7 +181,7 @@ class NodeRestartsE2E {
       if (refresher != null) {
         refresher.shutdownNow();
       }
-      client.close();
+      db.client().close();
     }
   }
 
@@ -229,6 +238,16 @@ class NodeRestartsE2E {
     return node.crictl(
             "pods", "-q", "--name", "^" + pod + "$", "--namespace", NS, "--state", "ready")
         .strip();
+  }
+
+  /** A client of its own for a recorder, with the applications' certificate the test read. */
+  private EtcdTestClient applicationsClient(ChartRelease db) {
+    java.nio.file.Path p = dir.resolve(db.name() + "-app-");
+    return EtcdTestClient.withTls(
+        java.nio.file.Path.of(p + "ca.crt"),
+        java.nio.file.Path.of(p + "tls.crt"),
+        java.nio.file.Path.of(p + "tls.key"),
+        "localhost");
   }
 
   private int readAll(ChartRelease db) {

@@ -21,7 +21,7 @@ final class Recorder implements AutoCloseable {
   static final String READY_CONDITION = "etcd-member-agent.io/ready";
 
   private final History history = new History();
-  private final EtcdTestClient etcd = new EtcdTestClient();
+  private final EtcdTestClient etcd;
   private final Supplier<String> agentHost;
   private final int agentPort;
   private final javax.net.ssl.SSLSocketFactory tls;
@@ -40,6 +40,7 @@ final class Recorder implements AutoCloseable {
    * @param readyCondition the published ready condition's status ("" where none is published)
    * @param localUrl the local member's client URL as the test reaches it (not through a proxy)
    * @param others client URLs of the other members, asked for the member list
+   * @param etcd the client reading etcd (plain, or with a client certificate), closed with this
    */
   Recorder(
       Supplier<String> agentHost,
@@ -47,7 +48,9 @@ final class Recorder implements AutoCloseable {
       boolean https,
       Supplier<String> readyCondition,
       Supplier<String> localUrl,
-      Supplier<List<String>> others) {
+      Supplier<List<String>> others,
+      EtcdTestClient etcd) {
+    this.etcd = etcd;
     this.agentHost = agentHost;
     this.agentPort = agentPort;
     this.tls = https ? HttpsClients.anyServer().getSocketFactory() : null;
