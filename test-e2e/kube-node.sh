@@ -8,7 +8,8 @@
 #                                     mounts, the bridge and its veths, iptables rules, cgroups,
 #                                     sysctls it changed are restored); DIR itself is left
 # One node per machine: `up` first takes down a node that another DIR left up (a run killed
-# before its `down`), as recorded in /run/ema-node.dir.
+# before its `down`), as recorded in /run/ema-node.dir. `down` of a DIR that does not own the node
+# up now changes nothing (exit 2), and removes only the iptables chains the node made.
 #
 # The parts: etcd 3.6 (etcd-bin.sh); kube-apiserver, kube-controller-manager (every controller,
 # the PersistentVolume binder and garbage collector among them), kube-scheduler, kubelet, kube-proxy
@@ -41,8 +42,16 @@ KUBERNETES_SERVICE_IP=10.215.0.1
 DNS_IP=10.215.0.10
 CGROUP_ROOT=ema-node
 FORWARD_CHAIN=EMA-NODE-FORWARD
-# which directory the node that is up lives in (one node per machine: the bridge's name is fixed)
+# which directory the node that is up lives in (one node per machine: the bridge's name is fixed):
+# lines dir=, pid= (of the up that claimed it) and started=; written and read under LOCK (flock)
 OWNER=/run/ema-node.dir
+LOCK=/run/ema-node.lock
+# the machine's sysctls, recorded once when a node first claims the machine, restored when the
+# owner goes down: a dead run's leftovers are never taken for the originals
+SYSCTLS_SAVED=/run/ema-node.sysctls
+# the iptables chains (IPv4 and IPv6) that existed before the node: down removes only the
+# KUBE-*, CNI-* and EMA-NODE-* chains that are not in this list, and the jumps to them
+CHAINS_BEFORE=chains-before
 AGENT_IMAGE=localhost/etcd-member-agent:node
 ETCD_REPOSITORY=localhost/etcd
 PAUSE_VERSION=3.10.1
@@ -56,6 +65,30 @@ die() { echo "kube-node.sh: $*" >&2; exit 2; }
 say() { echo "kube-node.sh: $*" >&2; }
 
 usage() { die "usage: kube-node.sh up|down DIR"; }
+
+# Serialises up and down: the owner record is checked and written by one of them at a time.
+lock() {
+  exec 9>"$LOCK"
+  flock -w 600 9 || die "another kube-node.sh held $LOCK for 10 minutes"
+}
+
+# The directory that owns the node up now ("" when none); an older record is the bare directory.
+owner_dir() {
+  [[ -f "$OWNER" ]] || return 0
+  if grep -q '^dir=' "$OWNER"; then sed -n 's/^dir=//p' "$OWNER"; else head -n 1 "$OWNER"; fi
+}
+
+# The KUBE-*, CNI-* and EMA-NODE-* chains of iptables and ip6tables, a line "tool table chain" each.
+node_chains() {
+  local tool table
+  for tool in iptables ip6tables; do
+    [[ -x "$bins/$tool" ]] || continue
+    for table in filter nat mangle; do
+      "$bins/$tool" -w -t "$table" -S 2>/dev/null \
+        | awk -v t="$tool" -v tb="$table" '$1 == "-N" && $2 ~ /^(KUBE|CNI|EMA-NODE)-/ {print t, tb, $2}'
+    done
+  done
+}
 [[ $# -eq 2 ]] || usage
 cmd=$1
 mkdir -p "$2"
@@ -145,20 +178,23 @@ make_pki() {
 
 # --- network -----------------------------------------------------------------------------------
 save_sysctls() {
-  [[ -f "$dir/sysctls.saved" ]] && return
+  [[ -f "$SYSCTLS_SAVED" ]] && return
   local s
   for s in "${KERNEL_SYSCTLS[@]}"; do
     [[ -f "/proc/sys/$s" ]] && echo "$s=$(cat "/proc/sys/$s")"
-  done >"$dir/sysctls.saved"
+  done >"$SYSCTLS_SAVED"
 }
 
 restore_sysctls() {
-  [[ -f "$dir/sysctls.saved" ]] || return 0
+  local saved=$SYSCTLS_SAVED
+  # a node taken up before the record moved to /run kept it in its DIR
+  [[ -f "$saved" ]] || saved="$dir/sysctls.saved"
+  [[ -f "$saved" ]] || return 0
   local line
   while IFS= read -r line; do
     echo "${line#*=}" >"/proc/sys/${line%%=*}" 2>/dev/null || true
-  done <"$dir/sysctls.saved"
-  rm -f "$dir/sysctls.saved"
+  done <"$saved"
+  rm -f "$saved"
 }
 
 make_network() {
@@ -398,15 +434,21 @@ up() {
   [[ $EUID -eq 0 ]] || die "needs root (network namespaces, mounts, cgroups, iptables)"
   [[ ! -f "$dir/pids/kubelet" ]] || ! alive kubelet || die "a node is already up in $dir"
   # a node left up by a run that died (its JVM killed before its down): take it down first
-  if [[ -f "$OWNER" ]]; then
-    local stale
-    stale=$(cat "$OWNER")
-    if [[ "$stale" != "$dir" && -d "$stale" ]]; then
-      say "a node left up in $stale: taking it down first"
-      "$0" down "$stale" || die "could not take down the node left up in $stale"
-    fi
+  local stale
+  stale=$(owner_dir)
+  if [[ -n "$stale" && "$stale" != "$dir" && -d "$stale" ]]; then
+    say "a node left up in $stale: taking it down first"
+    "$0" down "$stale" || die "could not take down the node left up in $stale"
+  elif [[ -n "$stale" && "$stale" != "$dir" ]]; then
+    say "the owner record names $stale, which is gone: forgetting it"
+    rm -f "$OWNER"
   fi
+  lock
   local t0=$SECONDS
+  # the kubelet here runs with cgroupfs on cgroup v1 controllers (this machine's kind); a host with
+  # cgroup v2 only (most current distributions) cannot run it, and that is not proven here
+  [[ -d /sys/fs/cgroup/memory && -d /sys/fs/cgroup/cpu ]] \
+    || die "cgroup v2 only on this host: the node runs on cgroup v1 controllers (memory, cpu) and has not been made to run on v2"
   command -v openssl >/dev/null || die "openssl is missing"
   command -v jq >/dev/null || die "jq is missing (apt-get install jq)"
   command -v python3 >/dev/null || die "python3 is missing"
@@ -417,11 +459,15 @@ up() {
   local built=$((SECONDS - t0))
   mkdir -p "$dir/log" "$dir/pids" "$dir/bin"
   printf 'kube=%s\nbins=%s\n' "$kube" "$bins" >"$dir/parts"
-  echo "$dir" >"$OWNER"
+  [[ -z "$(owner_dir)" ]] || die "$(owner_dir) owns the node up now: take it down first (kube-node.sh down $(owner_dir))"
+  printf 'dir=%s\npid=%s\nstarted=%s\n' "$dir" "$$" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" >"$OWNER"
   local d
   for d in /var/lib/kubelet /var/log/containers /var/lib/cni; do
     [[ -e "$d" ]] && echo "$d"
   done >"$dir/preexisting"
+  node_chains >"$dir/$CHAINS_BEFORE"
+  # claimed: the lock is released before any process starts, so none of them inherits it
+  exec 9>&-
   sock="$dir/containerd/containerd.sock"
   api_port=$(free_port)
   save_sysctls
@@ -465,6 +511,14 @@ stop() {
 
 down() {
   [[ $EUID -eq 0 ]] || die "needs root"
+  lock
+  # only the owner takes the node down: a mistyped DIR must never stop another run's node
+  local owner
+  owner=$(owner_dir)
+  if [[ -n "$owner" && "$owner" != "$dir" ]]; then
+    die "$dir does not own the node up now ($owner does): nothing changed"
+  fi
+  [[ -f "$dir/parts" ]] || die "$dir holds no node (no $dir/parts): nothing changed"
   bins=$(sed -n 's/^bins=//p' "$dir/parts" 2>/dev/null || true)
   local ipt="${bins:-/nonexistent}/iptables"
   stop kube-proxy
@@ -494,33 +548,42 @@ down() {
   for cg in /sys/fs/cgroup/*/"$CGROUP_ROOT"; do
     [[ -d "$cg" ]] && find "$cg" -depth -type d -exec rmdir {} + 2>/dev/null || true
   done
-  # network: veths go with their namespaces; the bridge, the FORWARD rule and kube-proxy's chains
+  # network: veths go with their namespaces; the bridge, then the chains this node made (kubelet,
+  # kube-proxy, the CNI plugins, our FORWARD chain): those not there before its up, in IPv4 and
+  # IPv6, and the jumps to them. A DIR from before the record was kept loses only our own chain.
   ip link del "$BRIDGE" 2>/dev/null || true
   if [[ -x "$ipt" ]]; then
-    "$ipt" -w -D FORWARD -j "$FORWARD_CHAIN" 2>/dev/null || true
-    "$ipt" -w -F "$FORWARD_CHAIN" 2>/dev/null || true
-    "$ipt" -w -X "$FORWARD_CHAIN" 2>/dev/null || true
-    local table chain
-    for table in filter nat mangle; do
-      for chain in $("$ipt" -w -t "$table" -S 2>/dev/null | awk '$1 == "-N" && ($2 ~ /^KUBE-/ || $2 ~ /^CNI-/) {print $2}'); do
-        "$ipt" -w -t "$table" -F "$chain" 2>/dev/null || true
-      done
-      "$ipt" -w -t "$table" -S 2>/dev/null | awk '$1 == "-A" && /-j (KUBE|CNI)-/' | sed 's/^-A/-D/' \
-        | while read -r rule; do eval "\"$ipt\" -w -t $table $rule" 2>/dev/null || true; done
-      for chain in $("$ipt" -w -t "$table" -S 2>/dev/null | awk '$1 == "-N" && ($2 ~ /^KUBE-/ || $2 ~ /^CNI-/) {print $2}'); do
-        "$ipt" -w -t "$table" -X "$chain" 2>/dev/null || true
-      done
-    done
+    local made tool table chain
+    if [[ -f "$dir/$CHAINS_BEFORE" ]]; then
+      made=$(node_chains | grep -vxF -f "$dir/$CHAINS_BEFORE" || true)
+    else
+      made="iptables filter $FORWARD_CHAIN"
+    fi
+    # jumps to them first (from any chain), then flush them all, then delete them
+    while read -r tool table chain; do
+      [[ -n "$chain" ]] || continue
+      "$bins/$tool" -w -t "$table" -S 2>/dev/null | awk -v c="$chain" '$1 == "-A" && / -j / {for (i = 1; i < NF; i++) if ($i == "-j" && $(i+1) == c) {print; break}}' \
+        | sed 's/^-A/-D/' | while read -r rule; do eval "\"$bins/$tool\" -w -t $table $rule" 2>/dev/null || true; done
+    done <<<"$made"
+    while read -r tool table chain; do
+      [[ -n "$chain" ]] && "$bins/$tool" -w -t "$table" -F "$chain" 2>/dev/null || true
+    done <<<"$made"
+    while read -r tool table chain; do
+      [[ -n "$chain" ]] && "$bins/$tool" -w -t "$table" -X "$chain" 2>/dev/null || true
+    done <<<"$made"
   fi
   restore_sysctls
   # written outside DIR by the kubelet and libcni: removed where the node made them
   find /var/log/containers -maxdepth 1 -lname "$dir/*" -delete 2>/dev/null || true
   rm -f /var/lib/cni/results/"$NODE"-* 2>/dev/null || true
-  for d in /var/lib/kubelet /var/log/containers /var/lib/cni; do
-    grep -qx "$d" "$dir/preexisting" 2>/dev/null || rm -rf "$d"
-  done
+  # made by the kubelet and libcni only if up found them missing (recorded in DIR/preexisting)
+  if [[ -f "$dir/preexisting" ]]; then
+    for d in /var/lib/kubelet /var/log/containers /var/lib/cni; do
+      grep -qx "$d" "$dir/preexisting" || rm -rf "$d"
+    done
+  fi
   rm -rf "$dir/pids"
-  [[ "$(cat "$OWNER" 2>/dev/null)" != "$dir" ]] || rm -f "$OWNER"
+  [[ "$(owner_dir)" != "$dir" ]] || rm -f "$OWNER"
   say "down: $dir stopped and cleaned (its files stay)"
 }
 

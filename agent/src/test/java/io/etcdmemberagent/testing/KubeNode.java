@@ -109,6 +109,27 @@ public final class KubeNode {
     }
   }
 
+  /** {@code kube-node.sh COMMAND DIR} as a user runs it, for any DIR (its exit and output). */
+  public Processes.Result script(String command, Path anyDir) {
+    return Processes.run(
+        Map.of(), 300, List.of("bash", script.toString(), command, anyDir.toString()));
+  }
+
+  /** One of the node's parts by name ({@code iptables}, {@code ip6tables}, ...). */
+  public Path part(String name) {
+    try {
+      String bins =
+          Files.readAllLines(dir.resolve("parts")).stream()
+              .filter(l -> l.startsWith("bins="))
+              .map(l -> l.substring("bins=".length()))
+              .findFirst()
+              .orElseThrow();
+      return Path.of(bins, name);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
   public Path dir() {
     return dir;
   }
