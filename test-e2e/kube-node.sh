@@ -91,7 +91,9 @@ node_chains() {
 }
 [[ $# -eq 2 ]] || usage
 cmd=$1
-mkdir -p "$2"
+# up makes DIR; down never does (a mistyped DIR must change nothing)
+[[ "$cmd" != up ]] || mkdir -p "$2"
+[[ -d "$2" ]] || die "$2: no such directory: nothing changed"
 dir=$(cd "$2" && pwd)
 
 free_port() {
@@ -107,12 +109,18 @@ start() {
 }
 
 # await WHAT SECONDS COMMAND...: polls COMMAND every 0.2 s until it succeeds, or dies naming WHAT.
+# WHAT names a process started by start (or "the node ... Ready", which waits on the kubelet):
+# when that process has died, await fails at once with its log's last line, not after LIMIT.
 await() {
   local what=$1 limit=$2; shift 2
-  local deadline=$((SECONDS + limit))
+  local deadline=$((SECONDS + limit)) proc=$what
+  [[ "$what" == "the node "* ]] && proc=kubelet
   until "$@" >/dev/null 2>&1; do
+    if [[ -f "$dir/pids/$proc" ]] && ! alive "$proc"; then
+      die "$proc exited while starting: $(tail -n 1 "$dir/log/$proc.log" 2>/dev/null)"
+    fi
     if ((SECONDS >= deadline)); then die "$what did not come up within $limit s (logs in $dir/log)"; fi
-    sleep 0.2
+    sleep 0.2 # the poll's period
   done
 }
 
@@ -587,8 +595,15 @@ down() {
   say "down: $dir stopped and cleaned (its files stay)"
 }
 
+# A failing up leaves nothing behind: its own down runs (exit 2 stays the failure's status).
+up_or_clean() {
+  trap 'status=$?; exec 9>&-; if ((status != 0)) && [[ "$(owner_dir)" == "$dir" ]]; then say "up failed: taking down what it made"; "$0" down "$dir" >&2 || true; fi; exit $status' EXIT
+  up
+  trap - EXIT
+}
+
 case "$cmd" in
-  up) up ;;
+  up) up_or_clean ;;
   down) down ;;
   *) usage ;;
 esac
