@@ -51,14 +51,18 @@ class ScaleStepsOnNodeE2E {
   /** The longest write gap allowed in a step of a healthy cluster on this 2-core machine. */
   static final Duration MAX_GAP = Duration.ofSeconds(5);
 
-  final EtcdTestClient client = new EtcdTestClient();
+  /** The chart's default TLS: set once the applications' certificate exists; plain below. */
+  EtcdTestClient client;
+
+  @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir;
+
   final List<String> table = new ArrayList<>();
 
   @Test
   void everyStepKeepsQuorumAndEndsWithReplicasVoters() throws Exception {
     assumeTrue(KubeNode.available(), "the node needs root");
     KubeNode node = KubeNode.shared();
-    ChartRelease db = new ChartRelease(node, STS, NS, client);
+    ChartRelease db = ChartRelease.withChartDefaults(node, STS, NS);
     Traffic traffic = null;
     try {
       db.createRestrictedNamespace();
@@ -67,6 +71,8 @@ class ScaleStepsOnNodeE2E {
           WORST_STEP
               ? new String[] {"replicas=5", "etcd.resources.requests.cpu=50m"}
               : new String[] {"replicas=5"});
+      db.useApplicationsCertificate(dir);
+      client = db.client();
       db.awaitReadyVoters(5, Duration.ofMinutes(6));
       client.put(url(db, 0), "before", "kept".getBytes(StandardCharsets.UTF_8));
       Map<String, Long> five = db.memberIds();
@@ -194,7 +200,7 @@ class ScaleStepsOnNodeE2E {
         System.out.println("[scale-steps] uninstall failed: " + e.getMessage());
       } finally {
         node.tool("kubectl", 300, "delete", "namespace", NS, "--wait=true", "--ignore-not-found");
-        client.close();
+        db.client().close();
       }
     }
   }
@@ -209,6 +215,7 @@ class ScaleStepsOnNodeE2E {
     assumeTrue(KubeNode.available(), "the node needs root");
     assumeTrue(WORST_STEP, "the benchmark's side-by-side run only (-Dscale.bench=true)");
     KubeNode node = KubeNode.shared();
+    client = new EtcdTestClient();
     ChartRelease db = new ChartRelease(node, "plain", "plain", client);
     Traffic traffic = null;
     try {
@@ -249,6 +256,7 @@ class ScaleStepsOnNodeE2E {
       } finally {
         node.tool(
             "kubectl", 300, "delete", "namespace", "plain", "--wait=true", "--ignore-not-found");
+        client.close();
       }
     }
   }
@@ -351,6 +359,7 @@ class ScaleStepsOnNodeE2E {
     final Map<String, Boolean> lastSaidItLeads = new ConcurrentHashMap<>();
     final List<String> whileLeading = new CopyOnWriteArrayList<>();
     final Thread thread;
+    final Thread leaders;
 
     EtcdView(ChartRelease db) {
       thread =
@@ -370,18 +379,6 @@ class ScaleStepsOnNodeE2E {
                     }
                   }
                   if (list != null) {
-                    for (Member m : list) {
-                      String ip = ips.get(ChartRelease.podOf(m));
-                      if (ip == null) {
-                        continue;
-                      }
-                      try {
-                        long leader = client.status(db.clientUrl(ip), 500).getLeader();
-                        lastSaidItLeads.put(ChartRelease.podOf(m), leader == m.getID());
-                      } catch (RuntimeException e) {
-                        // not answering: its last answer stands
-                      }
-                    }
                     Set<String> now =
                         list.stream()
                             .map(ChartRelease::podOf)
@@ -399,7 +396,7 @@ class ScaleStepsOnNodeE2E {
                     before = now;
                     members = list;
                   }
-                  long sleep = 100 - (System.nanoTime() - t0) / 1_000_000;
+                  long sleep = 50 - (System.nanoTime() - t0) / 1_000_000;
                   if (sleep > 0) {
                     try {
                       Thread.sleep(sleep); // the sampling period, not a wait for state
@@ -410,7 +407,33 @@ class ScaleStepsOnNodeE2E {
                 }
               },
               "etcd-view");
+      // who leads, asked of each member on a thread of its own: a member that stops answering
+      // (its 500 ms deadline, a TLS handshake) must not slow the member list's sampling, or two
+      // removals could fall between two samples and their order be lost
+      leaders =
+          new Thread(
+              () -> {
+                while (running.get()) {
+                  List<Member> list = members;
+                  Map<String, String> ips = list == null ? Map.of() : allPodIps(db);
+                  for (Member m : list == null ? List.<Member>of() : list) {
+                    String ip = ips.get(ChartRelease.podOf(m));
+                    if (ip == null) {
+                      continue;
+                    }
+                    try {
+                      long leader = client.status(db.clientUrl(ip), 500).getLeader();
+                      lastSaidItLeads.put(ChartRelease.podOf(m), leader == m.getID());
+                    } catch (RuntimeException e) {
+                      // not answering: its last answer stands
+                    }
+                  }
+                  java.util.concurrent.locks.LockSupport.parkNanos(20_000_000L); // pacing
+                }
+              },
+              "etcd-leaders");
       thread.start();
+      leaders.start();
       Poll.until("etcd's first view", Duration.ofSeconds(30), () -> members != null);
     }
 
@@ -429,6 +452,7 @@ class ScaleStepsOnNodeE2E {
     void stop() throws InterruptedException {
       running.set(false);
       thread.join(10_000);
+      leaders.join(10_000);
     }
   }
 
