@@ -94,7 +94,20 @@ class NodeUpgradeE2E {
                                     .getAsString()
                                     .startsWith(line + ".")));
         String writer = db.clientUrl(db.podIps().values().iterator().next());
-        client.load(writer, "ledger/after-" + line + "/", 300, 64);
+        // the same keys again when etcd answers "request timed out" (a proposal that outlived
+        // its deadline on this 2-core machine just after the roll, seen once): a client retries it
+        Poll.until(
+            "300 keys written on " + line,
+            Duration.ofMinutes(1),
+            () -> {
+              try {
+                client.load(writer, "ledger/after-" + line + "/", 300, 64);
+                return true;
+              } catch (IllegalStateException e) {
+                System.out.println("[node] load on " + line + " retried: " + e.getCause());
+                return false;
+              }
+            });
       }
       String now = db.clientUrl(db.podIps().values().iterator().next());
       assertThat(client.value(now, "ledger/written-on", 5000))
