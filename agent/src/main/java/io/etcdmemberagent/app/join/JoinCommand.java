@@ -108,17 +108,22 @@ public final class JoinCommand {
     if (k.mode().equals("off") || !available || k.podNamespace().isEmpty()) {
       return new ScaleTarget.None("not in Kubernetes (or no --pod-namespace)");
     }
-    try (ClientJavaPodApi pods =
-        ClientJavaPodApi.connect(
-            k.kubeconfig(),
-            k.podNamespace().get(),
-            k.podName().orElse(config.name()),
-            k.conditionPrefix(),
-            k.timeout())) {
+    try (ClientJavaPodApi pods = connectPods(config)) {
       return new ClientJavaStatefulSetApi(pods, java.time.Clock.systemUTC()).target();
     } catch (IOException | RuntimeException e) {
       return new ScaleTarget.Unread("cannot set up the Kubernetes client: " + e);
     }
+  }
+
+  /** join's Kubernetes client, through the Pod's own service account (--pod-namespace is set). */
+  private static ClientJavaPodApi connectPods(JoinConfig config) throws IOException {
+    KubeSettings k = config.kube();
+    return ClientJavaPodApi.connect(
+        k.kubeconfig(),
+        k.podNamespace().get(),
+        k.podName().orElse(config.name()),
+        k.conditionPrefix(),
+        k.timeout());
   }
 
   /** Read once when needed; an unread answer (the API server failed) is asked again next time. */
@@ -168,17 +173,10 @@ public final class JoinCommand {
   /** Issues this member's certificates, waiting while the CA Secret cannot be had. */
   private static int issueGeneratedTls(JoinConfig config, GeneratedTlsSettings settings)
       throws IOException, InterruptedException, RunCommand.StartupException {
-    KubeSettings k = config.kube();
     long started = System.nanoTime();
     String last = "";
     while (true) {
-      try (ClientJavaPodApi pods =
-          ClientJavaPodApi.connect(
-              k.kubeconfig(),
-              k.podNamespace().get(),
-              k.podName().orElse(config.name()),
-              k.conditionPrefix(),
-              k.timeout())) {
+      try (ClientJavaPodApi pods = connectPods(config)) {
         new GeneratedTls(
                 settings,
                 new ClientJavaSecretApi(pods),
