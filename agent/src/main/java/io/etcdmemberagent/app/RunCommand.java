@@ -86,6 +86,13 @@ public final class RunCommand {
   /** How long a stopping agent that removes members gives etcd's hold to arrive, when none has. */
   private static final Duration HOLD_ARRIVES_WITHIN = Duration.ofSeconds(1);
 
+  /**
+   * The same once this agent removed its own member: its Pod is being deleted, so the hold comes,
+   * but the kubelet may send it more than a second after it signals the agent (seen on the node
+   * while other Pods stopped); a port closed before it arrives fails etcd's hook.
+   */
+  private static final Duration HOLD_ARRIVES_AFTER_REMOVAL = Duration.ofSeconds(5);
+
   private final RunConfig config;
   private final Clock clock = Clock.systemUTC();
   private final CountDownLatch stopped = new CountDownLatch(1);
@@ -626,8 +633,7 @@ public final class RunCommand {
     if (http != null) {
       try {
         // with removal on, etcd has the hold as its preStop (the chart's): let it arrive
-        http.awaitHoldsAnswered(
-            remover != null ? HOLD_ARRIVES_WITHIN : Duration.ZERO, HOLD_ANSWERED_WITHIN);
+        http.awaitHoldsAnswered(holdArrivesWithin(), HOLD_ANSWERED_WITHIN);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
@@ -635,6 +641,13 @@ public final class RunCommand {
     closeQuietly();
     EventLog.info("stopped");
     stopped.countDown();
+  }
+
+  private Duration holdArrivesWithin() {
+    if (remover == null) {
+      return Duration.ZERO;
+    }
+    return remover.removedItself() ? HOLD_ARRIVES_AFTER_REMOVAL : HOLD_ARRIVES_WITHIN;
   }
 
   private void closeQuietly() {

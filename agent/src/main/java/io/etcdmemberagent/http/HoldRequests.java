@@ -83,14 +83,16 @@ final class HoldRequests implements AutoCloseable {
 
   private void stream(Context ctx) throws IOException, InterruptedException {
     ctx.status(200).contentType("text/plain; charset=utf-8");
-    OutputStream out = ctx.outputStream();
+    // the servlet's own stream: through Javalin's (compressing) wrapper nothing reached the client
+    // before the handler ended, neither the heartbeats nor, at a stop, the answer itself
+    OutputStream out = ctx.res().getOutputStream();
     CompletableFuture<String> settled = hold.hold();
     String said = "";
     int written = 0;
     while (true) {
       try {
         String outcome = settled.get(HEARTBEAT.toMillis(), TimeUnit.MILLISECONDS);
-        write(out, "done: " + outcome);
+        finish(out, "done: " + outcome);
         return;
       } catch (TimeoutException e) {
         String progress = "holding: " + hold.progress();
@@ -98,10 +100,20 @@ final class HoldRequests implements AutoCloseable {
         written += write(out, news ? progress : ".");
         said = news ? progress : said;
       } catch (ExecutionException e) {
-        write(out, "done: the settlement failed: " + e.getCause());
+        finish(out, "done: the settlement failed: " + e.getCause());
         return;
       }
     }
+  }
+
+  /**
+   * The last line, and the end of the body, on the wire before the hold counts as answered: the
+   * stopping agent closes its port as soon as no hold is open, and an answer still in the server's
+   * hands then never reaches the kubelet (its hook fails with "EOF", seen at a scale-down).
+   */
+  private static void finish(OutputStream out, String line) throws IOException {
+    write(out, line);
+    out.close();
   }
 
   private static int write(OutputStream out, String line) throws IOException {

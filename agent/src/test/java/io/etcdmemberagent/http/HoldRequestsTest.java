@@ -25,29 +25,38 @@ class HoldRequestsTest {
   final CompletableFuture<String> settled = new CompletableFuture<>();
   volatile boolean longProgress;
   final AtomicInteger progressCalls = new AtomicInteger();
-  final EtcdHold hold =
-      new EtcdHold() {
-        @Override
-        public CompletableFuture<String> hold() {
-          return settled;
-        }
-
-        @Override
-        public String progress() {
-          int n = progressCalls.incrementAndGet();
-          return longProgress ? "x".repeat(500) + n : "awaiting turn: member 5 (db-4) leaves first";
-        }
-      };
   final HttpServer server =
-      HttpServer.start(
-          "127.0.0.1",
-          0,
-          Optional.empty(),
-          AccessPolicy.ANYONE,
-          new HttpServerTest.FakeView(),
-          HttpServerTest.METRICS,
-          hold);
+      serverHolding(
+          settled,
+          () -> {
+            int n = progressCalls.incrementAndGet();
+            return longProgress
+                ? "x".repeat(500) + n
+                : "awaiting turn: member 5 (db-4) leaves first";
+          });
   final HttpClient client = HttpClient.newHttpClient();
+
+  static HttpServer serverHolding(
+      CompletableFuture<String> settled, java.util.function.Supplier<String> progress) {
+    return HttpServer.start(
+        "127.0.0.1",
+        0,
+        Optional.empty(),
+        AccessPolicy.ANYONE,
+        new HttpServerTest.FakeView(),
+        HttpServerTest.METRICS,
+        new EtcdHold() {
+          @Override
+          public CompletableFuture<String> hold() {
+            return settled;
+          }
+
+          @Override
+          public String progress() {
+            return progress.get();
+          }
+        });
+  }
 
   @AfterEach
   void stop() {
@@ -112,6 +121,37 @@ class HoldRequestsTest {
     assertThat(System.nanoTime() - t0)
         .as("a hold came and was answered: no waiting")
         .isLessThan(5_000_000_000L);
+  }
+
+  /**
+   * The agent closes its port as soon as every hold is answered: the answer must be on the wire by
+   * then, or the kubelet reads no response at all (its "Get …: EOF", a FailedPreStopHook Event,
+   * seen on the node at a scale-down).
+   */
+  @Test
+  void anAnswerIsWhollySentBeforeTheServerMayClose() throws Exception {
+    for (int i = 0; i < 30; i++) {
+      HttpServer closing =
+          serverHolding(CompletableFuture.completedFuture("settled: NotSurplus"), () -> "");
+      try {
+        // a client of its own: a pooled connection to an earlier round's port is not this round's
+        CompletableFuture<HttpResponse<String>> answer =
+            HttpClient.newHttpClient()
+                .sendAsync(
+                    HttpRequest.newBuilder(
+                            URI.create("http://127.0.0.1:" + closing.port() + "/hold-etcd"))
+                        .timeout(Duration.ofSeconds(10))
+                        .build(),
+                    HttpResponse.BodyHandlers.ofString());
+        closing.awaitHoldsAnswered(Duration.ofSeconds(10), Duration.ofSeconds(10));
+        closing.close(); // as the stopping agent does right after
+        assertThat(answer.get(10, TimeUnit.SECONDS).body())
+            .as("round %d", i)
+            .isEqualTo("done: settled: NotSurplus\n");
+      } finally {
+        closing.close();
+      }
+    }
   }
 
   @Test

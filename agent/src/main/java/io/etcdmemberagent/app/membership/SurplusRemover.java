@@ -84,6 +84,7 @@ public final class SurplusRemover implements AutoCloseable {
           "the leader's agent checks for surplus members; this member does not lead");
   private final AtomicBoolean settling = new AtomicBoolean();
   private final CompletableFuture<String> settled = new CompletableFuture<>();
+  private final AtomicBoolean removedItself = new AtomicBoolean();
   private volatile ScaleDownDecision last =
       new ScaleDownDecision.Idle("NotChecked", "no round has run yet");
   private volatile Instant lastAt = Instant.EPOCH;
@@ -166,6 +167,14 @@ public final class SurplusRemover implements AutoCloseable {
     return settle(budget);
   }
 
+  /**
+   * Whether the fast path removed this member: its Pod is being deleted, so etcd's preStop hold
+   * (the chart's) is on its way, however late the kubelet sends it.
+   */
+  public boolean removedItself() {
+    return removedItself.get();
+  }
+
   /** What a hold waits for now: the last decision. */
   public String progress() {
     return describe(last);
@@ -218,6 +227,7 @@ public final class SurplusRemover implements AutoCloseable {
                   && r.member().id() == self
                   && result.attempt().map(RemovalAttempt::removedOrGone).orElse(false));
       if (done) {
+        removedItself.set(d instanceof ScaleDownDecision.Remove);
         EventLog.info("scale-down-fast-path-done", "decision", describe(d));
         return "settled: " + describe(d);
       }

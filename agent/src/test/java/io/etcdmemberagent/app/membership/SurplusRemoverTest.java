@@ -66,6 +66,7 @@ class SurplusRemoverTest {
         .isCompletedWithValueMatching(v -> v.startsWith("the budget ran out: SurplusQuorumAtRisk"));
     assertThat(fixture.etcd.calls.stream().filter(c -> c.contains("list")).count())
         .isEqualTo(lists);
+    assertThat(r.removedItself()).as("blocked: nothing removed").isFalse();
   }
 
   @Test
@@ -87,5 +88,8 @@ class SurplusRemoverTest {
     String outcome = r.hold(Duration.ofSeconds(5)).get(10, java.util.concurrent.TimeUnit.SECONDS);
     assertThat(outcome).startsWith("settled: remove 4");
     assertThat(fixture.etcd.calls).contains("remove " + ScaleDownRoundTest.url(0) + " 4");
+    assertThat(r.removedItself())
+        .as("the stopping agent then waits longer for a late hold: its Pod is being deleted")
+        .isTrue();
   }
 }
