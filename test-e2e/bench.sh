@@ -9,6 +9,7 @@
 #   MODE=smoke test-e2e/bench.sh   # what the default test run does (1 run, small data, no node part)
 #   BEFORE=946eb2f ONLY=footprint,latency test-e2e/bench.sh   # "before" = the agent at that revision
 #   PREVIOUS_JAR=old.jar ...      # a footprint row for that jar with the image's flags
+#   ONLY=oldest-node test-e2e/bench.sh   # the chart's node tests on Kubernetes 1.35, the oldest claimed
 #
 # The tables are printed and written to agent/target/bench/results-<mode>.md; BENCHMARKS.md
 # holds the last full run's tables with the machine they ran on.
@@ -33,6 +34,12 @@ fi
 [ -n "${BEFORE_JAR:-}" ] && args+=(-Dbench.beforeJar="$(realpath "$BEFORE_JAR")")
 # One more footprint row: an earlier build of this round with the image's flags and its own cache.
 [ -n "${PREVIOUS_JAR:-}" ] && args+=(-Dbench.previousJar="$(realpath "$PREVIOUS_JAR")")
+# The node on the oldest Kubernetes minor the chart claims: its install, scaling and restarts.
+if [ "${ONLY:-}" = oldest-node ]; then
+  KUBE_MINOR=1.35 ./mvnw -B -q -pl agent verify -Dspotless.check.skip=true -Dtest=NoSuchTest \
+    -Dsurefire.failIfNoSpecifiedTests=false -Dit.test='ChartOnNodeE2E,NodeRestartsE2E,ScaleStepsOnNodeE2E'
+  exit
+fi
 [ -n "${ONLY:-}" ] && args+=(-Dbench.only="$ONLY")   # detection,promotion,load,latency,secure,scale,footprint,node; tls (only when named)
 ./mvnw -B -q -pl agent verify -Dspotless.check.skip=true -Dtest=NoSuchTest \
   -Dsurefire.failIfNoSpecifiedTests=false -Dit.test=BenchmarkE2E -Detcd.versions=3.6 \

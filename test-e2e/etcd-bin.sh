@@ -56,8 +56,10 @@ build_from_modules() {
   flock 9
   if [[ -x "$target" && -x "${target}ctl" ]]; then echo "$target"; return; fi
 
-  local work
+  # global: the EXIT trap removes it whatever happens; a failed build's log is kept beside the cache
   work=$(mktemp -d "$cache/build-etcd-${version#v}.XXXXXX")
+  trap 'rm -rf "${work:-}"' EXIT
+  local log="$cache/build-etcd-${version#v}.failed.log"
   local started=$SECONDS
   echo "etcd-bin.sh: building etcd $version and etcdctl from go.etcd.io modules (first run only)" >&2
   local ldflags="-X go.etcd.io/etcd/api/v3/version.GitSHA=module-${version}"
@@ -65,10 +67,11 @@ build_from_modules() {
     if ! (cd "$module" && CGO_ENABLED=0 GOFLAGS=-mod=readonly go build -trimpath -ldflags "$ldflags" \
             -o "$work/${pair%%:*}" "${pair#*:}") >"$work/build.log" 2>&1; then
       tail -n 5 "$work/build.log" >&2
-      die "go build of ${pair#*:}@$version failed (is the Go module proxy reachable? GOPROXY=$(go env GOPROXY)); see $work/build.log, or set $var"
+      cp "$work/build.log" "$log"
+      die "go build of ${pair#*:}@$version failed (is the Go module proxy reachable? GOPROXY=$(go env GOPROXY)); see $log, or set $var"
     fi
   done
-  rm -rf "$cache/etcd-${version#v}" && mv "$work" "$cache/etcd-${version#v}"
+  rm -rf "$cache/etcd-${version#v}" "$log" && mv "$work" "$cache/etcd-${version#v}"
   echo "$version (go.etcd.io modules, $(go version | cut -d' ' -f3))" > "$cache/etcd-${version#v}/SOURCE"
   echo "etcd-bin.sh: built $("$target" --version | head -n1) in $((SECONDS - started)) s into $cache/etcd-${version#v}" >&2
   echo "$target"
@@ -100,10 +103,12 @@ if [[ -x "$target" && "$(minor_of "$target")" == "$want" ]]; then
   echo "$target"; exit 0
 fi
 
+trap 'rm -rf "${work:-}"' EXIT
 for suite in $suites; do
   work=$(mktemp -d "$cache/apt-$suite.XXXXXX")
   if ! debian_download "$work" "$suite" etcd-server; then
     echo "etcd-bin.sh: no etcd-server from Debian $suite" >&2
+    rm -rf "$work"
     continue
   fi
   deb=$(ls "$work"/etcd-server_*.deb | head -n1)

@@ -42,6 +42,7 @@ if [[ -x "$target" ]] && works "$target"; then
   echo "$target"; exit 0
 fi
 work=$(mktemp -d "$cache/apt-haproxy.XXXXXX")
+trap 'rm -rf "${work:-}"' EXIT
 debian_download "$work" "$suite" "${packages[@]}" || die "could not download ${packages[*]} from Debian $suite; install haproxy or set HAPROXY_BIN"
 libs=$(find "$work/x" -name '*.so*' -printf '%h\n' | sort -u | sed "s#^$work/x#$cache/haproxy-$suite/root#" | paste -sd:)
 rm -rf "$cache/haproxy-$suite" && mkdir -p "$cache/haproxy-$suite" && mv "$work/x" "$cache/haproxy-$suite/root"

@@ -49,6 +49,9 @@ flock 9
 if built; then echo "$target"; exit 0; fi
 
 work=$(mktemp -d "$cache/build-kubernetes-${version#v}.XXXXXX")
+# the temporary directory goes whatever happens; a failed build's log is kept beside the cache
+trap 'rm -rf "${work:-}"' EXIT
+log="$cache/build-kubernetes-${version#v}.failed.log"
 started=$SECONDS
 missing=()
 for p in "${programs[@]}"; do [[ -x "$target/$p" ]] || missing+=("$p"); done
@@ -64,13 +67,14 @@ for p in "${missing[@]}"; do
   if ! (cd "$module" && CGO_ENABLED=0 GOFLAGS=-mod=readonly go build -trimpath -ldflags "$ldflags" \
           -o "$work/$p" "k8s.io/kubernetes/cmd/$p") >"$work/build.log" 2>&1; then
     tail -n 5 "$work/build.log" >&2
-    die "go build of k8s.io/kubernetes/cmd/$p@$version failed (is the Go module proxy reachable? GOPROXY=$(go env GOPROXY)); see $work/build.log, or set KUBE_BIN_DIR"
+    cp "$work/build.log" "$log"
+    die "go build of k8s.io/kubernetes/cmd/$p@$version failed (is the Go module proxy reachable? GOPROXY=$(go env GOPROXY)); see $log, or set KUBE_BIN_DIR"
   fi
 done
 # a directory with some programs already keeps them: only the missing ones are added
 mkdir -p "$target"
 for p in "${missing[@]}"; do mv "$work/$p" "$target/$p"; done
-rm -rf "$work"
+rm -rf "$work" "$log"
 echo "$version (k8s.io/kubernetes module, $(go version | cut -d' ' -f3))" > "$target/SOURCE"
 echo "kube-bin.sh: built ${missing[*]} $version in $((SECONDS - started)) s into $target" >&2
 echo "$target"

@@ -4,12 +4,14 @@
 #
 #   test-e2e/kube-node.sh up DIR      starts it; all state under DIR; prints the admin kubeconfig's
 #                                     path on its last line
+#   KUBE_MINOR=1.35 test-e2e/kube-node.sh up DIR   the same on another minor line with a module
+#                                     under test-e2e/kube-go/ (default 1.36, the tested one)
 #   test-e2e/kube-node.sh down DIR    stops it and removes what it made outside DIR (processes,
-#                                     mounts, the bridge and its veths, iptables rules, cgroups,
-#                                     sysctls it changed are restored); DIR itself is left
+#                                     mounts, its network namespace, cgroups, the kernel sysctls
+#                                     the kubelet changed are restored); DIR itself is left
 # One node per machine: `up` first takes down a node that another DIR left up (a run killed
 # before its `down`), as recorded in /run/ema-node.dir. `down` of a DIR that does not own the node
-# up now changes nothing (exit 2), and removes only the iptables chains the node made.
+# up now changes nothing (exit 2).
 #
 # The parts: etcd 3.6 (etcd-bin.sh); kube-apiserver, kube-controller-manager (every controller,
 # the PersistentVolume binder and garbage collector among them), kube-scheduler, kubelet, kube-proxy
@@ -20,28 +22,38 @@
 # storage class for `helm install -f`. DIR/bin has kubectl, helm and crictl; DIR/env sets
 # KUBECONFIG, CRI_CONFIG_FILE (crictl.yaml) and PATH for them (`source DIR/env`).
 #
-# Network: the node's address is the bridge's, $NODE_IP; Pods get $POD_CIDR on it, Services
-# $SERVICE_CIDR (kube-proxy). IP forwarding is on while the node is up (a Pod reaching a Service
-# that another Pod backs is routed by the node), and a FORWARD rule drops every routed packet that
-# does not go from the bridge back to the bridge: Pods reach each other and the node, never another
-# address; other bridges on the machine switch frames as before; nothing is masqueraded. CoreDNS
-# answers the cluster domain only (no upstream).
+# Network: the node lives in its own network namespace, $NETNS (as kind's node lives in its
+# container): its bridge, the Pods' veths, its forwarding and br_netfilter sysctls, and every
+# iptables chain of the kubelet, kube-proxy and the CNI plugins are there, and go with it on down.
+# The host's forwarding, its filter and nat tables and its sysctls for them are never touched. The
+# node's address is the bridge's, $NODE_IP; Pods get $POD_CIDR on it, Services $SERVICE_CIDR
+# (kube-proxy, inside the namespace). The host reaches the API server and the Pods through one veth
+# pair ($HOST_VETH, $HOST_LINK_IP, to the namespace's $NODE_LINK_IP) and one route ($POD_CIDR via
+# it); nothing is masqueraded, and the namespace has no other route, so no traffic leaves the
+# machine. Every process of the node (etcd, the control plane, containerd, the kubelet, kube-proxy)
+# runs in the namespace (nsenter --net: the host's mounts and /sys stay theirs). CoreDNS answers
+# the cluster domain only (no upstream).
 # Exit status 2, with one line naming what is missing, when a part cannot be provided.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root_dir="$(cd "$here/.." && pwd)"
 cache="${ETCD_CACHE_DIR:-${HOME:-/tmp}/.cache/etcd-member-agent}"
+KUBE_MINOR=${KUBE_MINOR:-1.36}
 
 NODE=ema-node
+NETNS=ema-node
 BRIDGE=ema-node0
+HOST_VETH=ema-node-host
+NODE_VETH=uplink
+HOST_LINK_IP=10.216.0.1
+NODE_LINK_IP=10.216.0.2
 NODE_IP=10.214.0.1
 POD_CIDR=10.214.0.0/24
 SERVICE_CIDR=10.215.0.0/24
 KUBERNETES_SERVICE_IP=10.215.0.1
 DNS_IP=10.215.0.10
 CGROUP_ROOT=ema-node
-FORWARD_CHAIN=EMA-NODE-FORWARD
 # which directory the node that is up lives in (one node per machine: the bridge's name is fixed):
 # lines dir=, pid= (of the up that claimed it) and started=; written and read under LOCK (flock)
 OWNER=/run/ema-node.dir
@@ -49,17 +61,14 @@ LOCK=/run/ema-node.lock
 # the machine's sysctls, recorded once when a node first claims the machine, restored when the
 # owner goes down: a dead run's leftovers are never taken for the originals
 SYSCTLS_SAVED=/run/ema-node.sysctls
-# the iptables chains (IPv4 and IPv6) that existed before the node: down removes only the
-# KUBE-*, CNI-* and EMA-NODE-* chains that are not in this list, and the jumps to them
-CHAINS_BEFORE=chains-before
 AGENT_IMAGE=localhost/etcd-member-agent:node
 ETCD_REPOSITORY=localhost/etcd
 PAUSE_VERSION=3.10.1
 PAUSE_IMAGE=localhost/pause:$PAUSE_VERSION
 BUSYBOX_IMAGE=localhost/busybox:node
+# what the kubelet sets on the host's kernel (not per network namespace)
 KERNEL_SYSCTLS=(vm/overcommit_memory vm/panic_on_oom kernel/panic kernel/panic_on_oops
-  kernel/keys/root_maxkeys kernel/keys/root_maxbytes net/ipv4/ip_forward
-  net/bridge/bridge-nf-call-iptables net/ipv4/conf/all/route_localnet)
+  kernel/keys/root_maxkeys kernel/keys/root_maxbytes)
 
 die() { echo "kube-node.sh: $*" >&2; exit 2; }
 say() { echo "kube-node.sh: $*" >&2; }
@@ -78,17 +87,8 @@ owner_dir() {
   if grep -q '^dir=' "$OWNER"; then sed -n 's/^dir=//p' "$OWNER"; else head -n 1 "$OWNER"; fi
 }
 
-# The KUBE-*, CNI-* and EMA-NODE-* chains of iptables and ip6tables, a line "tool table chain" each.
-node_chains() {
-  local tool table
-  for tool in iptables ip6tables; do
-    [[ -x "$bins/$tool" ]] || continue
-    for table in filter nat mangle; do
-      "$bins/$tool" -w -t "$table" -S 2>/dev/null \
-        | awk -v t="$tool" -v tb="$table" '$1 == "-N" && $2 ~ /^(KUBE|CNI|EMA-NODE)-/ {print t, tb, $2}'
-    done
-  done
-}
+# in_node COMMAND...: runs it in the node's network namespace (only that namespace changes)
+in_node() { nsenter --net="/run/netns/$NETNS" "$@"; }
 [[ $# -eq 2 ]] || usage
 cmd=$1
 # up makes DIR; down never does (a mistyped DIR must change nothing)
@@ -104,7 +104,7 @@ free_port() {
 # its PID in DIR/pids/NAME.
 start() {
   local name=$1; shift
-  setsid "$@" >>"$dir/log/$name.log" 2>&1 </dev/null &
+  setsid nsenter --net="/run/netns/$NETNS" "$@" >>"$dir/log/$name.log" 2>&1 </dev/null &
   echo $! >"$dir/pids/$name"
 }
 
@@ -180,6 +180,8 @@ make_pki() {
   issue kube-proxy system:kube-proxy
   issue controller-manager system:kube-controller-manager
   issue scheduler system:kube-scheduler
+  # the NetworkPolicy enforcer reads Pods, Namespaces, NetworkPolicies and its Node
+  issue kube-router kube-router system:masters
   openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$pki/sa.key" 2>/dev/null
   openssl ec -in "$pki/sa.key" -pubout -out "$pki/sa.pub" 2>/dev/null
 }
@@ -206,20 +208,22 @@ restore_sysctls() {
 }
 
 make_network() {
-  ip link add "$BRIDGE" type bridge 2>/dev/null || die "the bridge $BRIDGE exists already: is another node up? (kube-node.sh down DIR)"
-  ip addr add "$NODE_IP/24" dev "$BRIDGE"
-  ip link set "$BRIDGE" up
-  echo 1 >/proc/sys/net/bridge/bridge-nf-call-iptables
-  # Forwarding is on for the node's own routing (a Pod reaching a Service another Pod backs);
-  # everything else forwards as it did with forwarding off: frames a bridge switches pass (other
-  # tests' bridges see iptables through br_netfilter too), routed packets are dropped unless they
-  # go from the node's bridge back to it, so nothing leaves for another address.
-  "$bins/iptables" -w -N "$FORWARD_CHAIN"
-  "$bins/iptables" -w -A "$FORWARD_CHAIN" -m physdev --physdev-is-bridged -j ACCEPT
-  "$bins/iptables" -w -A "$FORWARD_CHAIN" -i "$BRIDGE" -o "$BRIDGE" -j ACCEPT
-  "$bins/iptables" -w -A "$FORWARD_CHAIN" -j DROP
-  "$bins/iptables" -w -I FORWARD 1 -j "$FORWARD_CHAIN"
-  echo 1 >/proc/sys/net/ipv4/ip_forward
+  ip netns add "$NETNS" 2>/dev/null || die "the network namespace $NETNS exists already: is another node up? (kube-node.sh down DIR)"
+  ip link add "$HOST_VETH" type veth peer name "$NODE_VETH" netns "$NETNS" \
+    || die "could not make the veth pair $HOST_VETH/$NODE_VETH"
+  ip addr add "$HOST_LINK_IP/30" dev "$HOST_VETH"
+  ip link set "$HOST_VETH" up
+  in_node ip link set lo up
+  in_node ip addr add "$NODE_LINK_IP/30" dev "$NODE_VETH"
+  in_node ip link set "$NODE_VETH" up
+  in_node ip link add "$BRIDGE" type bridge
+  in_node ip addr add "$NODE_IP/24" dev "$BRIDGE"
+  in_node ip link set "$BRIDGE" up
+  # the one route of the host: the API server (on the bridge's address) and the Pods
+  ip route add "$POD_CIDR" via "$NODE_LINK_IP" dev "$HOST_VETH"
+  # the namespace's own sysctls: it routes between the bridge and the host's link (and a Pod to a
+  # Service another Pod backs), and bridged frames pass its iptables (kube-proxy's rules)
+  in_node sh -c "echo 1 >/proc/sys/net/ipv4/ip_forward && echo 1 >/proc/sys/net/bridge/bridge-nf-call-iptables"
   mkdir -p "$dir/cni/net.d"
   cat >"$dir/cni/net.d/10-$NODE.conflist" <<EOF
 {
@@ -246,7 +250,7 @@ start_etcd() {
     --listen-client-urls "$etcd_url" --advertise-client-urls "$etcd_url" \
     --listen-peer-urls "http://127.0.0.1:$peer" --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
     --initial-cluster "$NODE=http://127.0.0.1:$peer" --log-level warn
-  await "etcd" 30 curl -fsS "$etcd_url/health"
+  await "etcd" 30 in_node curl -fsS "$etcd_url/health"
 }
 
 start_control_plane() {
@@ -293,6 +297,8 @@ state = "$dir/containerd/state"
   address = "$sock.ttrpc"
 [plugins.'io.containerd.internal.v1.opt']
   path = "$dir/containerd/opt"
+[plugins.'io.containerd.nri.v1.nri']
+  socket_path = "$dir/containerd/nri.sock"
 [plugins.'io.containerd.cri.v1.images']
   snapshotter = "overlayfs"
 [plugins.'io.containerd.cri.v1.images'.pinned_images]
@@ -408,6 +414,18 @@ EOF
   start kube-proxy env PATH="$bins:$PATH" "$kube/kube-proxy" --config="$dir/kube-proxy.yaml" --v=1
 }
 
+# The NetworkPolicy enforcer: kube-router's network-policy controller alone (no routing, no service
+# proxy: the bridge plugin and kube-proxy do those), in the node's namespace like kube-proxy, with
+# its iptables chains and ipsets there too. Pods that no policy selects keep all their traffic.
+start_netpol() {
+  start kube-router env PATH="$netpol:$bins:$PATH" "$netpol/kube-router" \
+    --kubeconfig="$dir/kube-router.kubeconfig" --hostname-override="$NODE" \
+    --run-firewall=true --run-router=false --run-service-proxy=false \
+    --service-cluster-ip-range="$SERVICE_CIDR" --health-port="$(free_port)" --metrics-port=0 --v=1
+  # its first sync made its chains: from then on a policy is enforced within one sync
+  await "kube-router" 60 in_node "$bins/iptables" -w -S KUBE-NWPLCY-DEFAULT
+}
+
 # --- add-ons -------------------------------------------------------------------------------------
 apply_addons() {
   local k=("$kube/kubectl" --kubeconfig="$dir/admin.kubeconfig")
@@ -460,20 +478,22 @@ up() {
   command -v openssl >/dev/null || die "openssl is missing"
   command -v jq >/dev/null || die "jq is missing (apt-get install jq)"
   command -v python3 >/dev/null || die "python3 is missing"
-  kube=$("$here/kube-bin.sh" 1.36 node) || die "no Kubernetes binaries (kube-bin.sh 1.36 node)"
+  command -v nsenter >/dev/null || die "nsenter is missing (util-linux)"
+  [[ -d /proc/sys/net/bridge ]] || die "br_netfilter is not loaded (modprobe br_netfilter): kube-proxy's rules must see the bridged traffic of Pods"
+  kube=$("$here/kube-bin.sh" "$KUBE_MINOR" node) || die "no Kubernetes binaries (kube-bin.sh $KUBE_MINOR node)"
   bins=$("$here/node-bin.sh") || die "no node parts (node-bin.sh)"
+  netpol=$("$here/netpol-bin.sh") || die "no NetworkPolicy enforcer (netpol-bin.sh)"
   COREDNS_IMAGE=localhost/coredns:$(sed -n 's#^[[:space:]]*github.com/coredns/coredns \(v[^ ]*\).*#\1#p' "$here/node-go/coredns/go.mod")
   LOCAL_PATH_IMAGE=localhost/local-path-provisioner:$(sed -n 's#^[[:space:]]*github.com/rancher/local-path-provisioner \(v[^ ]*\).*#\1#p' "$here/node-go/local-path/go.mod")
   local built=$((SECONDS - t0))
   mkdir -p "$dir/log" "$dir/pids" "$dir/bin"
-  printf 'kube=%s\nbins=%s\n' "$kube" "$bins" >"$dir/parts"
+  printf 'kube=%s\nbins=%s\nnetpol=%s\n' "$kube" "$bins" "$netpol" >"$dir/parts"
   [[ -z "$(owner_dir)" ]] || die "$(owner_dir) owns the node up now: take it down first (kube-node.sh down $(owner_dir))"
   printf 'dir=%s\npid=%s\nstarted=%s\n' "$dir" "$$" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" >"$OWNER"
   local d
-  for d in /var/lib/kubelet /var/log/containers /var/lib/cni; do
+  for d in /var/lib/kubelet /var/log/containers /var/lib/cni /run/containerd; do
     [[ -e "$d" ]] && echo "$d"
   done >"$dir/preexisting"
-  node_chains >"$dir/$CHAINS_BEFORE"
   # claimed: the lock is released before any process starts, so none of them inherits it
   exec 9>&-
   sock="$dir/containerd/containerd.sock"
@@ -481,7 +501,7 @@ up() {
   save_sysctls
   make_pki
   local n
-  for n in admin kubelet kube-proxy controller-manager scheduler; do kubeconfig "$n"; done
+  for n in admin kubelet kube-proxy controller-manager scheduler kube-router; do kubeconfig "$n"; done
   make_network
   start_etcd
   start_control_plane
@@ -491,6 +511,7 @@ up() {
   local imported=$((SECONDS - t1))
   start_kubelet
   start_kube_proxy
+  start_netpol
   apply_addons
   write_values
   ln -sf "$kube/kubectl" "$dir/bin/kubectl"
@@ -528,7 +549,7 @@ down() {
   fi
   [[ -f "$dir/parts" ]] || die "$dir holds no node (no $dir/parts): nothing changed"
   bins=$(sed -n 's/^bins=//p' "$dir/parts" 2>/dev/null || true)
-  local ipt="${bins:-/nonexistent}/iptables"
+  stop kube-router
   stop kube-proxy
   stop kubelet
   # every container and sandbox: the shims outlive containerd
@@ -556,37 +577,19 @@ down() {
   for cg in /sys/fs/cgroup/*/"$CGROUP_ROOT"; do
     [[ -d "$cg" ]] && find "$cg" -depth -type d -exec rmdir {} + 2>/dev/null || true
   done
-  # network: veths go with their namespaces; the bridge, then the chains this node made (kubelet,
-  # kube-proxy, the CNI plugins, our FORWARD chain): those not there before its up, in IPv4 and
-  # IPv6, and the jumps to them. A DIR from before the record was kept loses only our own chain.
-  ip link del "$BRIDGE" 2>/dev/null || true
-  if [[ -x "$ipt" ]]; then
-    local made tool table chain
-    if [[ -f "$dir/$CHAINS_BEFORE" ]]; then
-      made=$(node_chains | grep -vxF -f "$dir/$CHAINS_BEFORE" || true)
-    else
-      made="iptables filter $FORWARD_CHAIN"
-    fi
-    # jumps to them first (from any chain), then flush them all, then delete them
-    while read -r tool table chain; do
-      [[ -n "$chain" ]] || continue
-      "$bins/$tool" -w -t "$table" -S 2>/dev/null | awk -v c="$chain" '$1 == "-A" && / -j / {for (i = 1; i < NF; i++) if ($i == "-j" && $(i+1) == c) {print; break}}' \
-        | sed 's/^-A/-D/' | while read -r rule; do eval "\"$bins/$tool\" -w -t $table $rule" 2>/dev/null || true; done
-    done <<<"$made"
-    while read -r tool table chain; do
-      [[ -n "$chain" ]] && "$bins/$tool" -w -t "$table" -F "$chain" 2>/dev/null || true
-    done <<<"$made"
-    while read -r tool table chain; do
-      [[ -n "$chain" ]] && "$bins/$tool" -w -t "$table" -X "$chain" 2>/dev/null || true
-    done <<<"$made"
-  fi
+  # network: the namespace takes its bridge, the Pods' veths and every iptables chain the kubelet,
+  # kube-proxy and the CNI plugins made with it; the host's veth (and so its route) goes with its
+  # peer, and is deleted here too in case the namespace was gone already
+  ip netns del "$NETNS" 2>/dev/null || true
+  ip link del "$HOST_VETH" 2>/dev/null || true
   restore_sysctls
   # written outside DIR by the kubelet and libcni: removed where the node made them
   find /var/log/containers -maxdepth 1 -lname "$dir/*" -delete 2>/dev/null || true
   rm -f /var/lib/cni/results/"$NODE"-* 2>/dev/null || true
-  # made by the kubelet and libcni only if up found them missing (recorded in DIR/preexisting)
+  # made by the kubelet, libcni and containerd (its shims' sockets and runc's state are always
+  # under /run/containerd) only if up found them missing (recorded in DIR/preexisting)
   if [[ -f "$dir/preexisting" ]]; then
-    for d in /var/lib/kubelet /var/log/containers /var/lib/cni; do
+    for d in /var/lib/kubelet /var/log/containers /var/lib/cni /run/containerd; do
       grep -qx "$d" "$dir/preexisting" || rm -rf "$d"
     done
   fi

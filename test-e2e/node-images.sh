@@ -6,12 +6,19 @@
 #   binaries the project already builds or fetches (etcd-bin.sh, node-bin.sh, Kubernetes' pause.c).
 #   The agent: the Dockerfile's run stage, read and carried out here (see agent_image).
 
+# scratch: a temporary directory inside the node's DIR (what a failed build leaves stays there, and
+# down unmounts whatever a failed image step left mounted under DIR)
+scratch() {
+  mkdir -p "$dir/tmp"
+  mktemp -d "$dir/tmp/image.XXXXXX"
+}
+
 # docker_archive REF ROOTFS CONFIG OUT: one layer (ROOTFS as root-owned files), the image config
 # CONFIG (the "config" object: Entrypoint, Cmd, Env, User, ...), tagged REF, written to OUT.
 docker_archive() {
   local ref=$1 rootfs=$2 config=$3 out=$4
   local t
-  t=$(mktemp -d)
+  t=$(scratch)
   # modification times kept: the JVM checks the jar's against the one the AOT cache was trained on
   # ("timestamp has changed": the cache is not used), as a layer a Docker build makes keeps them
   tar --numeric-owner --owner=0 --group=0 --sort=name -C "$rootfs" -cf "$t/layer.tar" .
@@ -49,7 +56,7 @@ static_image() {
   local ref=$1 entry=$2 user=$3; shift 3
   local out=${!#}
   local root
-  root=$(mktemp -d)
+  root=$(scratch)
   local f
   for f in "${@:1:$#-1}"; do
     mkdir -p "$root/$(dirname "${f#*:}")"
@@ -81,7 +88,7 @@ pause_image() {
   src=$(cd "$here/kube-go/1.36" && go list -m -f '{{.Dir}}' k8s.io/kubernetes)/build/pause/linux/pause.c
   [[ -f "$src" ]] || die "no pause.c in the k8s.io/kubernetes module ($src)"
   local t
-  t=$(mktemp -d)
+  t=$(scratch)
   gcc -Os -Wall -Werror -static -DVERSION="v$PAUSE_VERSION-ema" -o "$t/pause" "$src" || die "gcc could not build pause.c"
   static_image "$PAUSE_IMAGE" '["/pause"]' 65535 "$t/pause:/pause" "$out"
   rm -rf "$t"
@@ -91,7 +98,7 @@ pause_image() {
 etcd_image() {
   local line=$1 out=$2 bin root
   bin=$("$here/etcd-bin.sh" "$line") || die "no etcd $line for its image"
-  root=$(mktemp -d)
+  root=$(scratch)
   mkdir -p "$root/usr/local/bin" "$root/var/lib/etcd" "$root/tmp"
   cp -L "$bin" "$root/usr/local/bin/etcd"
   [[ ! -x "${bin}ctl" ]] || cp -L "${bin}ctl" "$root/usr/local/bin/etcdctl"
@@ -112,7 +119,7 @@ etcd_ref() { echo "$ETCD_REPOSITORY:$(etcd_tag "$1")"; }
 
 busybox_image() {
   local out=$1 root
-  root=$(mktemp -d)
+  root=$(scratch)
   mkdir -p "$root/bin" "$root/tmp"
   cp "$bins/busybox" "$root/bin/busybox"
   local a
@@ -142,7 +149,7 @@ agent_image() {
   local out=$1
   local dockerfile="$root_dir/Dockerfile" jar="$root_dir/agent/target/etcd-member-agent.jar"
   local t
-  t=$(mktemp -d)
+  t=$(scratch)
   local root="$t/rootfs"
   java_base "$root"
   # the build stage's /out, as its RUN leaves it

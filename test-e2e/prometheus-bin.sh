@@ -33,6 +33,7 @@ exec 9>"$cache/.lock-prometheus"
 flock 9
 if works "$target"; then echo "$target"; exit 0; fi
 work=$(mktemp -d "$cache/apt-prometheus.XXXXXX")
+trap 'rm -rf "${work:-}"' EXIT
 debian_download "$work" "$suite" prometheus || die "could not download prometheus from Debian $suite; set PROMETHEUS_BIN"
 rm -rf "$cache/prometheus-$suite" && mv "$work/x" "$cache/prometheus-$suite"
 ls "$work"/prometheus_*.deb | xargs -n1 basename > "$cache/prometheus-$suite/SOURCE"

@@ -30,7 +30,9 @@ import org.junit.jupiter.api.io.TempDir;
  * the readiness gate; then 3 → 4 with {@code kubectl scale} and 4 → 5 with {@code helm upgrade},
  * while the client Service's EndpointSlice is sampled: a learner is never a ready endpoint. The
  * containers run as the runtime applied them (UID, read-only root, no capabilities), and the
- * agent's JVM maps its image's ahead-of-time cache within the chart's memory limit.
+ * agent's JVM maps its image's ahead-of-time cache within the chart's memory limit. The default
+ * NetworkPolicy is enforced on the node, and admits and refuses what it says ({@link
+ * ChartNetworkPolicy}).
  */
 class ChartOnNodeE2E {
 
@@ -140,6 +142,7 @@ class ChartOnNodeE2E {
             .as("%s's own story", db.pod(i))
             .containsSubsequence("JoinedAsLearner", "PromotedAsVotingMember");
       }
+      ChartNetworkPolicy.assertEnforcedOnTheDefaultInstall(db, node, dir);
       started = System.nanoTime();
       db.uninstall();
       // Helm deletes the StatefulSet, then the agent's ServiceAccount and Role, while the garbage

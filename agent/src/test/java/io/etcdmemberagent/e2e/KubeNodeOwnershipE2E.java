@@ -14,7 +14,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * {@code kube-node.sh down DIR} for a DIR that does not own the node up now (a typo, another run's
  * directory) changes nothing: the node stays Ready with its Pods running, its bridge stays, and a
- * chain named like kube-proxy's that the node did not make is left alone.
+ * chain named like kube-proxy's on the host, which the node did not make, is left alone (the node's
+ * own chains are in its network namespace: {@link KubeNodeHostNetworkE2E}).
  */
 class KubeNodeOwnershipE2E {
 
@@ -49,8 +50,11 @@ class KubeNodeOwnershipE2E {
                   "get", "pods", "-n", "kube-system", "-o", "jsonpath={.items[*].status.phase}"))
           .contains("Running")
           .doesNotContain("Failed");
-      assertThat(Processes.run(Map.of(), 10, List.of("ip", "link", "show", "ema-node0")).exitCode())
-          .as("the node's bridge")
+      assertThat(
+              Processes.run(
+                      Map.of(), 10, List.of("ip", "-n", "ema-node", "link", "show", "ema-node0"))
+                  .exitCode())
+          .as("the node's bridge, in its network namespace")
           .isZero();
       assertThat(
               Processes.run(Map.of(), 30, List.of(iptables, "-w", "-S", "KUBE-SOMETHING-ELSE"))

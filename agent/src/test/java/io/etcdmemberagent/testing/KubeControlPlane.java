@@ -19,6 +19,7 @@ import java.util.List;
 public final class KubeControlPlane implements AutoCloseable {
 
   private final Path dir;
+  private final KubeBinaries binaries;
   private final TestPki pki;
   private final int port = FreePorts.next();
   private final List<String> apiServerCommand;
@@ -28,8 +29,9 @@ public final class KubeControlPlane implements AutoCloseable {
   private final KubeRest admin;
   private final TestPki.Issued adminCert;
 
-  private KubeControlPlane(Path dir, List<String> extraIps) {
+  private KubeControlPlane(KubeBinaries binaries, Path dir, List<String> extraIps) {
     this.dir = dir;
+    this.binaries = binaries;
     try {
       Files.createDirectories(dir);
     } catch (IOException e) {
@@ -65,7 +67,7 @@ public final class KubeControlPlane implements AutoCloseable {
     TestPki.writeKeyPair(saKey, saPub);
     this.apiServerCommand =
         List.of(
-            KubeBinaries.apiServer().toString(),
+            binaries.kubeApiServer().toString(),
             "--etcd-servers=" + etcdUrl,
             "--bind-address=0.0.0.0",
             "--secure-port=" + port,
@@ -158,8 +160,12 @@ public final class KubeControlPlane implements AutoCloseable {
    * extraIps} (e.g. the bridge address pods in network namespaces reach it on).
    */
   public static KubeControlPlane start(Path dir, String... extraIps) {
-    KubeControlPlane plane = new KubeControlPlane(dir, List.of(extraIps));
-    return plane;
+    return new KubeControlPlane(KubeBinaries.primary(), dir, List.of(extraIps));
+  }
+
+  /** Starts etcd and the kube-apiserver of {@code binaries}' minor line in {@code dir}. */
+  public static KubeControlPlane start(KubeBinaries binaries, Path dir) {
+    return new KubeControlPlane(binaries, dir, List.of());
   }
 
   /** (Re)starts kube-apiserver with the same flags and port; waits until it is ready. */
@@ -218,7 +224,7 @@ public final class KubeControlPlane implements AutoCloseable {
   public void startControllerManager(String controllers) {
     List<String> command =
         List.of(
-            KubeBinaries.controllerManager().toString(),
+            binaries.kubeControllerManager().toString(),
             "--kubeconfig=" + adminKubeconfig(),
             "--controllers=" + controllers,
             "--leader-elect=false",

@@ -28,11 +28,13 @@ public final class KubeNode {
   private final Path dir;
   private final Path kubeconfig;
   private final Map<String, String> env;
+  private final String hostNetworkBeforeUp;
 
-  private KubeNode(Path script, Path dir, Path kubeconfig) {
+  private KubeNode(Path script, Path dir, Path kubeconfig, String hostNetworkBeforeUp) {
     this.script = script;
     this.dir = dir;
     this.kubeconfig = kubeconfig;
+    this.hostNetworkBeforeUp = hostNetworkBeforeUp;
     this.env =
         Map.of(
             "KUBECONFIG",
@@ -50,15 +52,26 @@ public final class KubeNode {
   public static synchronized KubeNode shared() {
     if (shared == null) {
       shared = up();
-      Runtime.getRuntime().addShutdownHook(new Thread(shared::down, "kube-node-down"));
+      KubeNode node = shared;
+      Runtime.getRuntime().addShutdownHook(new Thread(() -> node.down(), "kube-node-down"));
     }
     return shared;
   }
 
   private static KubeNode up() {
     Path script = FetchScripts.locate("kube.node.script", "kube-node.sh");
+    String before = HostNetwork.snapshot(parts());
     try {
       Path dir = Files.createTempDirectory("kube-node");
+      return new KubeNode(script, dir, up(script, dir), before);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** {@code kube-node.sh up DIR}; the admin kubeconfig it printed. */
+  private static Path up(Path script, Path dir) {
+    try {
       Path log = dir.resolve("up.log");
       long started = System.nanoTime();
       Process p =
@@ -68,7 +81,7 @@ public final class KubeNode {
               .start();
       if (!p.waitFor(30, TimeUnit.MINUTES) || p.exitValue() != 0) {
         p.destroyForcibly();
-        new KubeNode(script, dir, dir.resolve("admin.kubeconfig")).down();
+        new KubeNode(script, dir, dir.resolve("admin.kubeconfig"), "").down();
         throw new IllegalStateException(
             "kube-node.sh up failed: " + LogFiles.tail(log, 20) + "\n(everything in " + dir + ")");
       }
@@ -76,7 +89,7 @@ public final class KubeNode {
       System.out.printf(
           "[kube-node] up in %.1f s: %s%n",
           (System.nanoTime() - started) / 1e9, LogFiles.tail(log, 1).strip());
-      return new KubeNode(script, dir, Path.of(out.get(out.size() - 1)));
+      return Path.of(out.get(out.size() - 1));
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     } catch (InterruptedException e) {
@@ -85,18 +98,50 @@ public final class KubeNode {
     }
   }
 
+  /** The node's parts (node-bin.sh, cached after its first run): iptables-save among them. */
+  private static Path parts() {
+    Path nodeBin =
+        FetchScripts.locate("kube.node.script", "kube-node.sh").resolveSibling("node-bin.sh");
+    Processes.Result r = Processes.run(Map.of(), 1800, List.of("bash", nodeBin.toString()));
+    if (r.exitCode() != 0) {
+      throw new IllegalStateException("node-bin.sh failed: " + r.output());
+    }
+    List<String> lines = r.output().strip().lines().toList();
+    return Path.of(lines.get(lines.size() - 1));
+  }
+
+  /** The host's network ({@link HostNetwork}) just before this node's first up. */
+  public String hostNetworkBeforeUp() {
+    return hostNetworkBeforeUp;
+  }
+
+  /**
+   * Takes this node down, runs {@code whileDown}, and brings it up again in the same DIR (the tests
+   * after it find it as before, empty).
+   */
+  public synchronized void downAndUpAgain(Runnable whileDown) {
+    if (!down()) {
+      throw new IllegalStateException("kube-node.sh down " + dir + " failed");
+    }
+    try {
+      whileDown.run();
+    } finally {
+      up(script, dir);
+    }
+  }
+
   /**
    * Stops the node; then removes its bulk (containerd's images and snapshots, the volumes, etcd's
    * data: about 2 GB a run) and keeps its logs and configuration in {@link #dir()}.
    */
-  private void down() {
+  private boolean down() {
     Processes.Result r =
         Processes.run(Map.of(), 300, List.of("bash", script.toString(), "down", dir.toString()));
     if (r.exitCode() != 0) {
       System.err.println("[kube-node] down failed, " + dir + " kept whole: " + r.output());
-      return;
+      return false;
     }
-    for (String bulk : List.of("containerd", "volumes", "etcd", "kubelet")) {
+    for (String bulk : List.of("containerd", "volumes", "etcd", "kubelet", "cni/ipam")) {
       Path p = dir.resolve(bulk);
       if (!Files.exists(p)) {
         continue;
@@ -107,6 +152,7 @@ public final class KubeNode {
         System.err.println("[kube-node] could not remove " + p + ": " + e);
       }
     }
+    return true;
   }
 
   /** {@code kube-node.sh COMMAND DIR} as a user runs it, for any DIR (its exit and output). */
