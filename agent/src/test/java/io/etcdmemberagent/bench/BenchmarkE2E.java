@@ -2,7 +2,6 @@ package io.etcdmemberagent.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.etcdmemberagent.testing.EtcdTestClient;
 import io.etcdmemberagent.testing.KubeNode;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -67,13 +66,7 @@ class BenchmarkE2E {
         timed("tls", () -> new EtcdTlsBench(settings, dir).run(report));
       }
       if (nodeWanted && KubeNode.available()) {
-        timed(
-            "node",
-            () -> {
-              try (EtcdTestClient client = new EtcdTestClient()) {
-                new NodeBench(settings, client).run(report);
-              }
-            });
+        timed("node", () -> new NodeBench(settings, dir).run(report));
       }
     } finally {
       String header =

@@ -113,7 +113,11 @@ public final class FootprintBench {
             AgentProcess.jar()));
     Map<String, Integer> jdks = new LinkedHashMap<>(Map.of(java17, major17));
     jdks.put(java25, java25.equals(java17) ? major17 : majorVersion(java25));
-    for (Map.Entry<String, Integer> jdk : jdks.entrySet()) {
+    // the smoke run keeps the image as it is now; "before" makes an archive per JDK (a training
+    // run each), for the full run's comparison only
+    boolean before = !settings.mode().equals("smoke");
+    for (Map.Entry<String, Integer> jdk :
+        before ? jdks.entrySet() : Map.<String, Integer>of().entrySet()) {
       Path archive = workDir.resolve("before-" + jdk.getValue() + ".jsa");
       makeArchive(jdk.getKey(), archive);
       List<String> jvm = new ArrayList<>(List.of(jdk.getKey(), "-XX:MaxRAM=256m"));

@@ -1,5 +1,6 @@
 package io.etcdmemberagent.bench;
 
+import io.etcdmemberagent.testing.HttpsClients;
 import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -13,12 +14,16 @@ import java.util.Locale;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import javax.net.ssl.SSLSocket;
 
 /**
  * A second process that sends GETs at a fixed rate over a few keep-alive HTTP/1.1 connections and
  * prints latency percentiles, each measured from the request's intended send time, so a stall
  * counts against the server instead of slowing the load down. Arguments: URL, requests per second,
- * seconds. Prints {@code p50 p99 max sent errors}, times in ms.
+ * seconds. An {@code https} URL is served over TLS (any server certificate, the handshake once per
+ * connection, as a scraper that keeps its connection); {@code LOADGEN_BEARER_TOKEN} in the
+ * environment is sent as a bearer token. Prints {@code p50 p99 max sent errors}, times in ms; an
+ * answer other than 200 counts as an error, not as a latency.
  */
 public final class LoadGen {
 
@@ -34,21 +39,33 @@ public final class LoadGen {
     long total = (long) rate * seconds / CONNECTIONS;
     ConcurrentLinkedQueue<Long> latencies = new ConcurrentLinkedQueue<>();
     AtomicLong errors = new AtomicLong();
+    String token = System.getenv("LOADGEN_BEARER_TOKEN");
+    byte[] request =
+        ("GET "
+                + uri.getRawPath()
+                + " HTTP/1.1\r\nHost: "
+                + uri.getHost()
+                + "\r\nAccept: */*\r\n"
+                + (token == null ? "" : "Authorization: Bearer " + token + "\r\n")
+                + "\r\n")
+            .getBytes(StandardCharsets.US_ASCII);
+    // the connections are opened (and their TLS handshakes done) with one request each before the
+    // schedule starts: a cold client's first handshakes took ~300 ms, which delayed every request
+    // queued behind them and made the p99 of an HTTPS run the client's start-up
+    Socket[] opened = new Socket[CONNECTIONS];
+    for (int c = 0; c < CONNECTIONS; c++) {
+      opened[c] = connect(uri);
+      exchange(opened[c], request);
+    }
     long start = System.nanoTime() + 200_000_000L;
     List<Thread> workers = new ArrayList<>();
     for (int c = 0; c < CONNECTIONS; c++) {
       long offset = perConnectionPeriod * c / CONNECTIONS;
+      Socket first = opened[c];
       Thread t =
           new Thread(
               () -> {
-                byte[] request =
-                    ("GET "
-                            + uri.getRawPath()
-                            + " HTTP/1.1\r\nHost: "
-                            + uri.getHost()
-                            + "\r\nAccept: */*\r\n\r\n")
-                        .getBytes(StandardCharsets.US_ASCII);
-                Socket socket = null;
+                Socket socket = first;
                 for (long i = 0; i < total; i++) {
                   long intended = start + offset + i * perConnectionPeriod;
                   long wait = intended - System.nanoTime();
@@ -57,11 +74,13 @@ public final class LoadGen {
                   }
                   try {
                     if (socket == null) {
-                      socket = new Socket(uri.getHost(), uri.getPort());
-                      socket.setTcpNoDelay(true);
+                      socket = connect(uri);
                     }
-                    exchange(socket, request);
-                    latencies.add(System.nanoTime() - intended);
+                    if (exchange(socket, request) == 200) {
+                      latencies.add(System.nanoTime() - intended);
+                    } else {
+                      errors.incrementAndGet();
+                    }
                   } catch (IOException e) {
                     errors.incrementAndGet();
                     socket = null;
@@ -86,12 +105,28 @@ public final class LoadGen {
             errors.get()));
   }
 
-  /** One request and its whole response (Content-Length or chunked). */
-  private static void exchange(Socket socket, byte[] request) throws IOException {
+  private static Socket connect(URI uri) throws IOException {
+    if (!uri.getScheme().equals("https")) {
+      Socket socket = new Socket(uri.getHost(), uri.getPort());
+      socket.setTcpNoDelay(true);
+      return socket;
+    }
+    SSLSocket socket =
+        (SSLSocket)
+            HttpsClients.anyServer().getSocketFactory().createSocket(uri.getHost(), uri.getPort());
+    socket.setTcpNoDelay(true);
+    socket.startHandshake();
+    return socket;
+  }
+
+  /** One request and its whole response (Content-Length or chunked); the response's status. */
+  private static int exchange(Socket socket, byte[] request) throws IOException {
     OutputStream out = socket.getOutputStream();
     out.write(request);
     out.flush();
     InputStream in = new BufferedInputStream(socket.getInputStream());
+    String statusLine = readLine(in);
+    int status = statusLine.length() >= 12 ? Integer.parseInt(statusLine.substring(9, 12)) : -1;
     long length = -1;
     boolean chunked = false;
     String line;
@@ -112,6 +147,7 @@ public final class LoadGen {
     } else if (length > 0) {
       skip(in, length);
     }
+    return status;
   }
 
   private static String readLine(InputStream in) throws IOException {

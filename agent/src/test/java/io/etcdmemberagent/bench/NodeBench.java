@@ -1,58 +1,64 @@
 package io.etcdmemberagent.bench;
 
 import io.etcdmemberagent.testing.ChartRelease;
-import io.etcdmemberagent.testing.EtcdTestClient;
-import io.etcdmemberagent.testing.Http;
+import io.etcdmemberagent.testing.HttpsClients;
 import io.etcdmemberagent.testing.KubeNode;
 import io.etcdmemberagent.testing.Processes;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import javax.net.ssl.SSLContext;
 
 /**
  * The agent as users run it: the chart installed by {@code helm} on the {@link KubeNode} (real
  * kubelet, containerd, runc), the agent's own image with its JVM flags and ahead-of-time cache,
- * talking TLS to the real API server through the {@code kubernetes} Service. Measured from the
- * node's host: start-up of a restarted agent container (from the runtime's {@code startedAt}),
- * detection and publication when the etcd container is stopped, /readyz and /metrics under load at
- * the Pod's address, and after a steady window the memory as the kubelet counts it (working set)
- * beside the process's RSS, and CPU.
+ * talking TLS to the real API server through the {@code kubernetes} Service, with the chart's
+ * defaults: etcd's peer and client TLS with client certificates, the agent serving HTTPS with
+ * {@code --authz=kube}. Measured from the node's host: start-up of a restarted agent container
+ * (from the runtime's {@code startedAt}), detection and publication when the etcd container is
+ * stopped, /readyz and /metrics under load at the Pod's address, and after a steady window the
+ * memory as the kubelet counts it (working set) beside the process's RSS, and CPU.
  */
 final class NodeBench {
 
   private static final String NS = "bench";
   private static final int AGENT_PORT = 9379;
+  private static final SSLContext ANY_SERVER = HttpsClients.anyServer();
 
   private final Settings settings;
+  private final Path dir;
   private final KubeNode node;
   private final ChartRelease db;
 
-  NodeBench(Settings settings, EtcdTestClient client) {
+  NodeBench(Settings settings, Path dir) {
     this.settings = settings;
+    this.dir = dir;
     this.node = KubeNode.shared();
-    this.db = new ChartRelease(node, "bench-db", NS, client);
+    this.db = ChartRelease.withChartDefaults(node, "bench-db", NS);
   }
 
   void run(Report report) throws Exception {
     node.kubectl("create", "namespace", NS);
     try {
-      // the plain port, as at #26, so these rows compare with theirs; SecureServingBench measures
-      // what the chart's default HTTPS and --authz=kube add
-      db.install("agent.https.enabled=false", "agent.authz=off");
+      db.install();
+      db.useApplicationsCertificate(dir);
       db.awaitReadyVoters(3, Duration.ofMinutes(5));
       report.section(
-          "On a real node, in its container (#26)",
-          "The chart as installed by `helm install` on the single-node Kubernetes of"
-              + " `test-e2e/kube-node.sh` (kubelet 1.36, containerd 2.4, runc), 3 members of etcd"
-              + " 3.6, the agent's own image (JDK 25, the image's flags and AOT cache, the chart's"
-              + " 256 MiB limit) with its TLS connection to the real API server; the agent's port"
-              + " plain (agent.https.enabled=false, agent.authz=off) as at #26: the cost of the"
-              + " default HTTPS and authorization is under \"Secure serving\". Measured from the"
-              + " node's host at the Pods' addresses; start-up from the runtime's `startedAt` of a"
-              + " container the kubelet restarted after `crictl stop`.");
+          "On a real node, in its container, the chart's defaults",
+          "The chart as installed by `helm install` with its defaults on the single-node"
+              + " Kubernetes of `test-e2e/kube-node.sh` (kubelet 1.36, containerd 2.4, runc), 3"
+              + " members of etcd 3.6 with peer and client TLS and client certificates, the agent's"
+              + " own image (JDK 25, the image's flags and AOT cache, the chart's 256 MiB limit)"
+              + " serving HTTPS with `--authz=kube`, its TLS connection to the real API server."
+              + " Measured from the node's host at the Pods' addresses, over HTTPS; /metrics with"
+              + " the token of a ServiceAccount bound to the chart's metrics-reader Role. Start-up"
+              + " from the runtime's `startedAt` of a container the kubelet restarted after"
+              + " `crictl stop`.");
       startUp(report);
       detection(report);
       latency(report);
@@ -61,6 +67,7 @@ final class NodeBench {
       try {
         db.uninstall();
       } finally {
+        db.client().close();
         node.tool("kubectl", 300, "delete", "namespace", NS, "--wait=true");
       }
     }
@@ -75,12 +82,8 @@ final class NodeBench {
       String ip = db.podIps().get(pod);
       String old = node.containerId(NS, pod, "agent");
       node.crictl("stop", old);
-      Instant live =
-          firstInstant(
-              pod + " /livez 200", () -> Http.statusOrMinusOne(ip, AGENT_PORT, "/livez") == 200);
-      Instant ready =
-          firstInstant(
-              pod + " /readyz 200", () -> Http.statusOrMinusOne(ip, AGENT_PORT, "/readyz") == 200);
+      Instant live = firstInstant(pod + " /livez 200", () -> status(ip, "/livez") == 200);
+      Instant ready = firstInstant(pod + " /readyz 200", () -> status(ip, "/readyz") == 200);
       String now = node.containerId(NS, pod, "agent");
       if (now.equals(old)) {
         throw new IllegalStateException(pod + ": the agent container was not restarted");
@@ -123,7 +126,7 @@ final class NodeBench {
         while ((Double.isNaN(seen[0]) || Double.isNaN(seen[1]) || Double.isNaN(seen[2]))
             && System.nanoTime() < deadline) {
           double at = (System.nanoTime() - t0) / 1e6;
-          if (Double.isNaN(seen[0]) && Http.statusOrMinusOne(ip, AGENT_PORT, "/readyz") == 503) {
+          if (Double.isNaN(seen[0]) && status(ip, "/readyz") == 503) {
             seen[0] = at;
           }
           if (Double.isNaN(seen[1])
@@ -157,6 +160,15 @@ final class NodeBench {
         "");
   }
 
+  /** The status over HTTPS (a new connection, as the kubelet probes), or -1. */
+  private static int status(String ip, String path) {
+    try {
+      return HttpsClients.get(ANY_SERVER, ip, AGENT_PORT, path, null).status();
+    } catch (UncheckedIOException e) {
+      return -1;
+    }
+  }
+
   private static void signal(String signal, String pid) {
     Processes.Result r = Processes.run("kill", "-" + signal, pid);
     if (r.exitCode() != 0) {
@@ -164,22 +176,27 @@ final class NodeBench {
     }
   }
 
-  /** LoadGen from the host at the Pod's address: the kubelet's path, through the Pod network. */
+  /**
+   * LoadGen from the host at the Pod's address, over HTTPS on kept connections (as a scraper keeps
+   * its own): through the Pod network; /metrics with the reader's token.
+   */
   private void latency(Report report) throws Exception {
     String ip = db.podIps().get(db.pod(0));
+    db.awaitAgentReader(ip);
     for (String path : List.of("/readyz", "/metrics")) {
-      String url = "http://" + ip + ":" + AGENT_PORT + path;
-      LatencyBench.load(url, settings.loadSeconds()); // warm-up
+      String url = "https://" + ip + ":" + AGENT_PORT + path;
+      String token = path.equals("/metrics") ? db.readerToken() : null;
+      LatencyBench.load(url, settings.loadSeconds(), token); // warm-up
       List<Double> p50 = new ArrayList<>();
       List<Double> p99 = new ArrayList<>();
       for (int run = 0; run < settings.runs(); run++) {
-        double[] result = LatencyBench.load(url, settings.loadSeconds());
+        double[] result = LatencyBench.load(url, settings.loadSeconds(), token);
         p50.add(result[0]);
         p99.add(result[1]);
       }
-      report.row(path + " p50 at 1000 req/s", "in its container", Stats.of(p50).format("ms"), "");
-      report.row(
-          path + " p99 at 1000 req/s", "in its container", Stats.of(p99).format("ms"), "≤ 5 ms");
+      String variant = "in its container, HTTPS, kept connections";
+      report.row(path + " p50 at 1000 req/s", variant, Stats.of(p50).format("ms"), "");
+      report.row(path + " p99 at 1000 req/s", variant, Stats.of(p99).format("ms"), "≤ 5 ms");
     }
   }
 

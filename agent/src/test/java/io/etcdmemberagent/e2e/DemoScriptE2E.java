@@ -11,13 +11,14 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * {@code test-e2e/demo.sh} runs to its end and tells the story it promises, on the etcd versions of
- * the learner lifecycle (3.6, its default; 3.5; 3.7).
+ * {@code test-e2e/demo.sh} runs to its end and tells the story it promises, on every etcd version
+ * it offers (3.6, its default; 3.5; 3.7; 3.4, which read the script's {@code ETCD_VERSION} as its
+ * own flag until the script unset it).
  */
 class DemoScriptE2E {
 
   @ParameterizedTest(name = "etcd {0}")
-  @MethodSource("io.etcdmemberagent.testing.EtcdBinaries#withNewest")
+  @MethodSource("io.etcdmemberagent.testing.EtcdBinaries#all")
   void theDemoRunsToItsEnd(String version) throws Exception {
     Path script = Path.of("..", "test-e2e", "demo.sh").toAbsolutePath().normalize();
     Path out = Files.createTempFile("demo", ".out");
@@ -47,7 +48,15 @@ class DemoScriptE2E {
           .contains("m3 was promoted by its own agent")
           .contains("\"result\":\"promoted\"")
           .contains("etcd_member_agent_is_voter 1.0")
-          .contains("demo finished")
+          .contains("demo finished");
+      // the chart's defaults: etcd in TLS with client certificates, the agent's port in HTTPS
+      assertThat(text)
+          .as("the learner's peer URL in join's env file, and the peer-TLS check")
+          .contains("ETCD_INITIAL_ADVERTISE_PEER_URLS='https://127.0.0.1:")
+          .contains("[+]peer-tls ok")
+          .contains("etcd_member_agent_peer_tls_ok 1.0")
+          .as("/metrics without a client certificate of the CA")
+          .contains("without a client certificate, /metrics answers HTTP 401")
           .contains("etcd Version: " + EtcdBinaries.patchVersion(version));
     } finally {
       Files.deleteIfExists(out);

@@ -64,6 +64,7 @@ class NodeTlsE2E {
 
       long started = System.nanoTime();
       db.install(
+          ChartRelease.QUICK_BOOTSTRAP,
           "tls.client.enabled=true",
           "tls.client.serverSecret=etcd-server",
           "tls.client.agentSecret=etcd-agent",

@@ -45,7 +45,10 @@ class NodeUpgradeE2E {
     ChartRelease db = new ChartRelease(node, "ledger", NS, client);
     try {
       db.createRestrictedNamespace();
-      db.install("etcd.image.tag=" + tag("3.5"), "etcd.config.snapshot-count=100");
+      db.install(
+          "etcd.image.tag=" + tag("3.5"),
+          "etcd.config.snapshot-count=100",
+          ChartRelease.QUICK_BOOTSTRAP);
       db.awaitReadyVoters(3, Duration.ofMinutes(5));
       assertThat(versions(db)).containsExactly(EtcdBinaries.patchVersion("3.5"));
       ChartAlerts.assertNoAlertOnTheSettledInstall(

@@ -69,8 +69,10 @@ class ScaleStepsOnNodeE2E {
       // nine members' CPU requests (200m each by default) would not fit this 2-core node
       db.install(
           WORST_STEP
-              ? new String[] {"replicas=5", "etcd.resources.requests.cpu=50m"}
-              : new String[] {"replicas=5"});
+              ? new String[] {
+                "replicas=5", "etcd.resources.requests.cpu=50m", ChartRelease.QUICK_BOOTSTRAP
+              }
+              : new String[] {"replicas=5", ChartRelease.QUICK_BOOTSTRAP});
       db.useApplicationsCertificate(dir);
       client = db.client();
       db.awaitReadyVoters(5, Duration.ofMinutes(6));
@@ -220,7 +222,7 @@ class ScaleStepsOnNodeE2E {
     Traffic traffic = null;
     try {
       db.createRestrictedNamespace();
-      db.install("replicas=5", "agent.removeSurplusMembers=false");
+      db.install("replicas=5", "agent.removeSurplusMembers=false", ChartRelease.QUICK_BOOTSTRAP);
       db.awaitReadyVoters(5, Duration.ofMinutes(6));
       traffic = new Traffic(db);
       traffic.beginRow();

@@ -54,7 +54,7 @@ class NodeRestartsE2E {
     java.util.concurrent.ScheduledExecutorService refresher = null;
     try {
       db.createRestrictedNamespace();
-      db.install();
+      db.install(ChartRelease.QUICK_BOOTSTRAP);
       db.useApplicationsCertificate(dir);
       client = db.client();
       db.awaitReadyVoters(3, Duration.ofMinutes(5));

@@ -32,6 +32,11 @@ public final class EtcdBinaries {
     return narrowed(List.of("3.6", "3.5", "3.4"));
   }
 
+  /** Every version the project runs: the demo offers each of them by name. */
+  public static List<String> all() {
+    return narrowed(List.of("3.6", "3.5", "3.7", "3.4"));
+  }
+
   /** The primary version, or the first one {@code -Detcd.versions} names when it leaves 3.6 out. */
   public static String primary() {
     List<String> chosen = chosen();
