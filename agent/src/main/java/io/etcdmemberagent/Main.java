@@ -1,6 +1,7 @@
 package io.etcdmemberagent;
 
 import io.etcdmemberagent.app.RunCommand;
+import io.etcdmemberagent.app.StartupException;
 import io.etcdmemberagent.app.join.JoinCommand;
 import io.etcdmemberagent.config.ConfigException;
 import io.etcdmemberagent.config.JoinConfig;
@@ -71,7 +72,7 @@ public final class Main {
     } catch (ConfigException e) {
       System.err.println("etcd-member-agent: " + e.getMessage());
       return BAD_CONFIG;
-    } catch (RunCommand.StartupException e) {
+    } catch (StartupException e) {
       System.err.println("etcd-member-agent: " + e.getMessage());
       return BAD_CONFIG;
     } catch (java.io.IOException e) {

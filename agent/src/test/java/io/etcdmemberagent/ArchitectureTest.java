@@ -2,6 +2,7 @@ package io.etcdmemberagent;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
@@ -27,6 +28,53 @@ class ArchitectureTest {
         .onlyDependOnClassesThat()
         .resideInAnyPackage(
             "io.etcdmemberagent.core..", "java.lang..", "java.util..", "java.time..")
+        .check(CLASSES);
+  }
+
+  static final String CORE = "io.etcdmemberagent.core";
+
+  /**
+   * The core has rooms by concern, as {@code app} has. The core itself holds what several rooms
+   * share: etcd's answers, the etcd port ({@code EtcdGateway}), the checks' currency ({@code
+   * Check}), the Pod's events; it uses no room. Each room uses the core and the rooms named here,
+   * and no two rooms depend on each other both ways. A Kubernetes port lives in the room that uses
+   * it ({@code PodApi} and {@code MemberResourceApi} in publish, {@code StatefulSetApi} in
+   * membership, {@code AccessReviews} in access).
+   */
+  @Test
+  void eachRoomOfTheCoreUsesOnlyTheCoreAndTheRoomsItBuildsOn() {
+    classes()
+        .that()
+        .resideInAPackage(CORE)
+        .should()
+        .onlyDependOnClassesThat()
+        .resideInAnyPackage(CORE, "java..")
+        .check(CLASSES);
+    roomDependsOnlyOn("access");
+    roomDependsOnlyOn("disk");
+    roomDependsOnlyOn("tls");
+    roomDependsOnlyOn("readiness", "disk", "tls");
+    roomDependsOnlyOn("promotion", "readiness");
+    roomDependsOnlyOn("poll", "readiness", "promotion");
+    roomDependsOnlyOn("membership");
+    roomDependsOnlyOn("join", "membership");
+    roomDependsOnlyOn(
+        "publish", "disk", "tls", "readiness", "promotion", "poll", "join", "membership");
+    slices().matching(CORE + ".(*)..").should().beFreeOfCycles().check(CLASSES);
+  }
+
+  private static void roomDependsOnlyOn(String room, String... buildsOn) {
+    java.util.List<String> allowed = new java.util.ArrayList<>(java.util.List.of(CORE, "java.."));
+    allowed.add(CORE + "." + room + "..");
+    for (String other : buildsOn) {
+      allowed.add(CORE + "." + other + "..");
+    }
+    classes()
+        .that()
+        .resideInAPackage(CORE + "." + room + "..")
+        .should()
+        .onlyDependOnClassesThat()
+        .resideInAnyPackage(allowed.toArray(String[]::new))
         .check(CLASSES);
   }
 

@@ -1,6 +1,6 @@
 package io.etcdmemberagent.app;
 
-import io.etcdmemberagent.core.AccessDecision;
+import io.etcdmemberagent.core.access.AccessDecision;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;

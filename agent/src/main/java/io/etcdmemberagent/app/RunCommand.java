@@ -17,27 +17,27 @@ import io.etcdmemberagent.config.PeerTlsSettings;
 import io.etcdmemberagent.config.PromotionSettings;
 import io.etcdmemberagent.config.RunConfig;
 import io.etcdmemberagent.config.ServingSettings;
-import io.etcdmemberagent.core.AccessGate;
-import io.etcdmemberagent.core.DesiredConditions;
-import io.etcdmemberagent.core.DiskEvaluator;
-import io.etcdmemberagent.core.DiskFacts;
-import io.etcdmemberagent.core.DiskPolicy;
-import io.etcdmemberagent.core.EventDetector;
-import io.etcdmemberagent.core.LearnerWatch;
 import io.etcdmemberagent.core.LocalObservation;
-import io.etcdmemberagent.core.MemberEvaluator;
-import io.etcdmemberagent.core.MemberReporter;
 import io.etcdmemberagent.core.Membership;
-import io.etcdmemberagent.core.MembershipCondition;
-import io.etcdmemberagent.core.PeerTlsEvaluator;
-import io.etcdmemberagent.core.PeerTlsPolicy;
-import io.etcdmemberagent.core.PodCondition;
 import io.etcdmemberagent.core.PodEvent;
-import io.etcdmemberagent.core.PollOutcome;
-import io.etcdmemberagent.core.PromotionPolicy;
-import io.etcdmemberagent.core.PromotionTracker;
-import io.etcdmemberagent.core.ReadinessPolicy;
-import io.etcdmemberagent.core.ScaleDownRule;
+import io.etcdmemberagent.core.access.AccessGate;
+import io.etcdmemberagent.core.disk.DiskEvaluator;
+import io.etcdmemberagent.core.disk.DiskFacts;
+import io.etcdmemberagent.core.disk.DiskPolicy;
+import io.etcdmemberagent.core.membership.ScaleDownRule;
+import io.etcdmemberagent.core.poll.PollOutcome;
+import io.etcdmemberagent.core.promotion.LearnerWatch;
+import io.etcdmemberagent.core.promotion.PromotionPolicy;
+import io.etcdmemberagent.core.promotion.PromotionTracker;
+import io.etcdmemberagent.core.publish.DesiredConditions;
+import io.etcdmemberagent.core.publish.EventDetector;
+import io.etcdmemberagent.core.publish.MemberReporter;
+import io.etcdmemberagent.core.publish.MembershipCondition;
+import io.etcdmemberagent.core.publish.PodCondition;
+import io.etcdmemberagent.core.readiness.MemberEvaluator;
+import io.etcdmemberagent.core.readiness.ReadinessPolicy;
+import io.etcdmemberagent.core.tls.PeerTlsEvaluator;
+import io.etcdmemberagent.core.tls.PeerTlsPolicy;
 import io.etcdmemberagent.disk.FileSystemProbe;
 import io.etcdmemberagent.etcd.GrpcEtcdGateway;
 import io.etcdmemberagent.http.HttpServer;
@@ -70,13 +70,6 @@ import java.util.function.Supplier;
 
 /** The {@code run} subcommand: wires the adapters around the core and runs until SIGTERM. */
 public final class RunCommand {
-
-  /** Start-up failed in a way the configuration explains (exit status 2). */
-  public static final class StartupException extends Exception {
-    public StartupException(String message, Throwable cause) {
-      super(message, cause);
-    }
-  }
 
   private static final Duration SCRAPE_WAIT_WHILE_STARTING = Duration.ofSeconds(5);
 

@@ -1,7 +1,7 @@
 package io.etcdmemberagent.app;
 
-import io.etcdmemberagent.core.AccessDecision;
-import io.etcdmemberagent.core.AccessGate;
+import io.etcdmemberagent.core.access.AccessDecision;
+import io.etcdmemberagent.core.access.AccessGate;
 import io.etcdmemberagent.http.AccessPolicy;
 import io.etcdmemberagent.support.EventLog;
 import java.nio.charset.StandardCharsets;

@@ -1,6 +1,6 @@
 package io.etcdmemberagent.app;
 
-import io.etcdmemberagent.core.AgentMetrics;
+import io.etcdmemberagent.core.poll.AgentMetrics;
 import io.etcdmemberagent.etcd.ClientTls;
 import io.etcdmemberagent.support.EventLog;
 import io.etcdmemberagent.tls.ClientTlsFiles;
@@ -62,12 +62,11 @@ public final class TlsReloader {
   }
 
   /** Loads the files at start-up; a bad one stops the start (exit status 2) naming the flag. */
-  public static ClientTlsMaterial loadAtStart(ClientTlsFiles files)
-      throws RunCommand.StartupException {
+  public static ClientTlsMaterial loadAtStart(ClientTlsFiles files) throws StartupException {
     try {
       return files.load();
     } catch (TlsFileException e) {
-      throw new RunCommand.StartupException(e.getMessage(), e);
+      throw new StartupException(e.getMessage(), e);
     }
   }
 

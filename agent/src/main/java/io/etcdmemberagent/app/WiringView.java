@@ -1,7 +1,7 @@
 package io.etcdmemberagent.app;
 
 import io.etcdmemberagent.core.Check;
-import io.etcdmemberagent.core.PollOutcome;
+import io.etcdmemberagent.core.poll.PollOutcome;
 import io.etcdmemberagent.http.AgentView;
 import java.util.List;
 import java.util.Map;

@@ -1,6 +1,6 @@
 package io.etcdmemberagent.disk;
 
-import io.etcdmemberagent.core.DbFileState;
+import io.etcdmemberagent.core.disk.DbFileState;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

@@ -1,7 +1,7 @@
 package io.etcdmemberagent.disk;
 
-import io.etcdmemberagent.core.DbFileState;
-import io.etcdmemberagent.core.DiskFacts;
+import io.etcdmemberagent.core.disk.DbFileState;
+import io.etcdmemberagent.core.disk.DiskFacts;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedByInterruptException;

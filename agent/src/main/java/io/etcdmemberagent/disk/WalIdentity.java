@@ -1,6 +1,6 @@
 package io.etcdmemberagent.disk;
 
-import io.etcdmemberagent.core.DataDirMember;
+import io.etcdmemberagent.core.join.DataDirMember;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

@@ -1,6 +1,6 @@
 package io.etcdmemberagent.http;
 
-import io.etcdmemberagent.core.AccessDecision;
+import io.etcdmemberagent.core.access.AccessDecision;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 

@@ -1,7 +1,7 @@
 package io.etcdmemberagent.http;
 
 import io.etcdmemberagent.core.Check;
-import io.etcdmemberagent.core.PollOutcome;
+import io.etcdmemberagent.core.poll.PollOutcome;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;

@@ -1,6 +1,6 @@
 package io.etcdmemberagent.http;
 
-import io.etcdmemberagent.core.AccessDecision;
+import io.etcdmemberagent.core.access.AccessDecision;
 import io.etcdmemberagent.support.Json;
 import io.javalin.Javalin;
 import io.javalin.http.Context;

@@ -1,6 +1,6 @@
 package io.etcdmemberagent.kube;
 
-import io.etcdmemberagent.core.AccessReviews;
+import io.etcdmemberagent.core.access.AccessReviews;
 import io.etcdmemberagent.support.Json;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

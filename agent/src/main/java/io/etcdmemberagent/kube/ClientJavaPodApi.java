@@ -1,11 +1,11 @@
 package io.etcdmemberagent.kube;
 
-import io.etcdmemberagent.core.ConditionEntry;
-import io.etcdmemberagent.core.ConditionStatus;
 import io.etcdmemberagent.core.KubeAnswer;
-import io.etcdmemberagent.core.PodApi;
 import io.etcdmemberagent.core.PodEvent;
-import io.etcdmemberagent.core.PodView;
+import io.etcdmemberagent.core.publish.ConditionEntry;
+import io.etcdmemberagent.core.publish.ConditionStatus;
+import io.etcdmemberagent.core.publish.PodApi;
+import io.etcdmemberagent.core.publish.PodView;
 import io.etcdmemberagent.support.Json;
 import java.io.IOException;
 import java.nio.file.Files;

@@ -2,9 +2,9 @@ package io.etcdmemberagent.kube;
 
 import io.etcdmemberagent.core.KubeAnswer;
 import io.etcdmemberagent.core.PodEvent;
-import io.etcdmemberagent.core.ScaleTarget;
-import io.etcdmemberagent.core.StatefulSetApi;
-import io.etcdmemberagent.core.SurplusPod;
+import io.etcdmemberagent.core.membership.ScaleTarget;
+import io.etcdmemberagent.core.membership.StatefulSetApi;
+import io.etcdmemberagent.core.membership.SurplusPod;
 import java.time.Clock;
 import java.util.Map;
 

@@ -1,19 +1,19 @@
 package io.etcdmemberagent.metrics;
 
-import io.etcdmemberagent.core.AgentMetrics;
 import io.etcdmemberagent.core.Check;
 import io.etcdmemberagent.core.CheckNames;
-import io.etcdmemberagent.core.DbFileState;
-import io.etcdmemberagent.core.DiskFacts;
 import io.etcdmemberagent.core.LeaderObservation;
 import io.etcdmemberagent.core.LocalObservation;
 import io.etcdmemberagent.core.MemberState;
 import io.etcdmemberagent.core.Membership;
-import io.etcdmemberagent.core.PeerTlsFacts;
-import io.etcdmemberagent.core.PeerUrlFacts;
-import io.etcdmemberagent.core.PollOutcome;
-import io.etcdmemberagent.core.PromoteResult;
-import io.etcdmemberagent.core.PromotionAttempt;
+import io.etcdmemberagent.core.disk.DbFileState;
+import io.etcdmemberagent.core.disk.DiskFacts;
+import io.etcdmemberagent.core.poll.AgentMetrics;
+import io.etcdmemberagent.core.poll.PollOutcome;
+import io.etcdmemberagent.core.promotion.PromoteResult;
+import io.etcdmemberagent.core.promotion.PromotionAttempt;
+import io.etcdmemberagent.core.tls.PeerTlsFacts;
+import io.etcdmemberagent.core.tls.PeerUrlFacts;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MultiGauge;
@@ -146,7 +146,7 @@ public final class MicrometerMetrics implements AgentMetrics, AutoCloseable {
         o ->
             o.verdict()
                 .disk()
-                .filter(io.etcdmemberagent.core.DiskEvaluator::judged)
+                .filter(io.etcdmemberagent.core.disk.DiskEvaluator::judged)
                 .map(c -> bit(c.passed()))
                 .orElse(Double.NaN));
     gauge(

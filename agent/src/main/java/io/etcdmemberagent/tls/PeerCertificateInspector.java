@@ -1,7 +1,7 @@
 package io.etcdmemberagent.tls;
 
-import io.etcdmemberagent.core.PeerTlsFacts;
-import io.etcdmemberagent.core.PeerUrlFacts;
+import io.etcdmemberagent.core.tls.PeerTlsFacts;
+import io.etcdmemberagent.core.tls.PeerUrlFacts;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.URI;

@@ -22,7 +22,7 @@ final class InProcessAgent implements AutoCloseable {
       RunCommand command = new RunCommand(RunConfig.parse(args, Map.of()), Map.of());
       command.start();
       return new InProcessAgent(command);
-    } catch (ConfigException | RunCommand.StartupException e) {
+    } catch (ConfigException | StartupException e) {
       throw new IllegalStateException(e);
     }
   }

@@ -74,8 +74,8 @@ class ObserveMemberIT {
       assertThat(answer).isInstanceOf(io.etcdmemberagent.core.ChangeAnswer.Error.class);
       var error = (io.etcdmemberagent.core.ChangeAnswer.Error) answer;
       assertThat(error.message()).isEqualTo("etcdserver: can only promote a learner member");
-      assertThat(io.etcdmemberagent.core.PromoteResult.ofError(error))
-          .isEqualTo(io.etcdmemberagent.core.PromoteResult.ALREADY_VOTER);
+      assertThat(io.etcdmemberagent.core.promotion.PromoteResult.ofError(error))
+          .isEqualTo(io.etcdmemberagent.core.promotion.PromoteResult.ALREADY_VOTER);
     }
   }
 

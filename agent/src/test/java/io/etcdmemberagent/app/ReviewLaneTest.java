@@ -2,7 +2,7 @@ package io.etcdmemberagent.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.etcdmemberagent.core.AccessDecision;
+import io.etcdmemberagent.core.access.AccessDecision;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;

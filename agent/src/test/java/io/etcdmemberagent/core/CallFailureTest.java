@@ -2,6 +2,7 @@ package io.etcdmemberagent.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.etcdmemberagent.core.promotion.PromoteResult;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 

@@ -3,7 +3,7 @@ package io.etcdmemberagent.disk;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.etcd.jetcd.api.StatusResponse;
-import io.etcdmemberagent.core.DataDirMember;
+import io.etcdmemberagent.core.join.DataDirMember;
 import io.etcdmemberagent.testing.EtcdBinaries;
 import io.etcdmemberagent.testing.EtcdTestClient;
 import io.etcdmemberagent.testing.FreePorts;

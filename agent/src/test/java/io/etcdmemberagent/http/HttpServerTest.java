@@ -3,7 +3,7 @@ package io.etcdmemberagent.http;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.etcdmemberagent.core.Check;
-import io.etcdmemberagent.core.PollOutcome;
+import io.etcdmemberagent.core.poll.PollOutcome;
 import io.etcdmemberagent.testing.Http;
 import java.util.List;
 import java.util.Map;

@@ -2,7 +2,7 @@ package io.etcdmemberagent.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.etcdmemberagent.core.AccessDecision;
+import io.etcdmemberagent.core.access.AccessDecision;
 import io.etcdmemberagent.testing.Http;
 import io.etcdmemberagent.testing.HttpsClients;
 import io.etcdmemberagent.testing.TestPki;

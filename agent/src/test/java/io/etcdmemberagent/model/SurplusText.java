@@ -1,6 +1,6 @@
 package io.etcdmemberagent.model;
 
-import io.etcdmemberagent.core.ScaleDownDecision;
+import io.etcdmemberagent.core.membership.ScaleDownDecision;
 
 /** A decision in a few words, for the model's paths. */
 final class SurplusText {

@@ -2,12 +2,12 @@ package io.etcdmemberagent.model;
 
 import io.etcdmemberagent.core.MemberInfo;
 import io.etcdmemberagent.core.Membership;
-import io.etcdmemberagent.core.ScaleDownDecision;
-import io.etcdmemberagent.core.ScaleDownFacts;
-import io.etcdmemberagent.core.ScaleDownRule;
-import io.etcdmemberagent.core.ScaleDownTrigger;
-import io.etcdmemberagent.core.ScaleTarget;
-import io.etcdmemberagent.core.SurplusPod;
+import io.etcdmemberagent.core.membership.ScaleDownDecision;
+import io.etcdmemberagent.core.membership.ScaleDownFacts;
+import io.etcdmemberagent.core.membership.ScaleDownRule;
+import io.etcdmemberagent.core.membership.ScaleDownTrigger;
+import io.etcdmemberagent.core.membership.ScaleTarget;
+import io.etcdmemberagent.core.membership.SurplusPod;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;

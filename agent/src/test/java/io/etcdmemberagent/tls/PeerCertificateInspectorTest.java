@@ -2,8 +2,8 @@ package io.etcdmemberagent.tls;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.etcdmemberagent.core.PeerTlsFacts;
-import io.etcdmemberagent.core.PeerUrlFacts;
+import io.etcdmemberagent.core.tls.PeerTlsFacts;
+import io.etcdmemberagent.core.tls.PeerUrlFacts;
 import io.etcdmemberagent.testing.FreePorts;
 import io.etcdmemberagent.testing.TestPki;
 import java.nio.file.Path;

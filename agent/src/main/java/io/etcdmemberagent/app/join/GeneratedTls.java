@@ -1,7 +1,7 @@
 package io.etcdmemberagent.app.join;
 
 import io.etcdmemberagent.config.GeneratedTlsSettings;
-import io.etcdmemberagent.core.CertificateRenewal;
+import io.etcdmemberagent.core.tls.CertificateRenewal;
 import io.etcdmemberagent.kube.ClientJavaSecretApi;
 import io.etcdmemberagent.kube.ClientJavaSecretApi.SecretCallException;
 import io.etcdmemberagent.kube.ClientJavaSecretApi.SecretData;

@@ -1,7 +1,7 @@
 package io.etcdmemberagent.app.join;
 
 import io.etcdmemberagent.app.EtcdLogins;
-import io.etcdmemberagent.app.RunCommand;
+import io.etcdmemberagent.app.StartupException;
 import io.etcdmemberagent.app.TlsReloader;
 import io.etcdmemberagent.config.GeneratedTlsSettings;
 import io.etcdmemberagent.config.GoDuration;
@@ -10,17 +10,17 @@ import io.etcdmemberagent.config.KubeSettings;
 import io.etcdmemberagent.core.AddAnswer;
 import io.etcdmemberagent.core.CallFailure;
 import io.etcdmemberagent.core.ChangeAnswer;
-import io.etcdmemberagent.core.DataDirMember;
-import io.etcdmemberagent.core.EtcdConfigYaml;
 import io.etcdmemberagent.core.EtcdGateway;
-import io.etcdmemberagent.core.InitialCluster;
-import io.etcdmemberagent.core.JoinDecider;
-import io.etcdmemberagent.core.JoinFacts;
-import io.etcdmemberagent.core.JoinPlan;
-import io.etcdmemberagent.core.JoinRecord;
 import io.etcdmemberagent.core.MemberInfo;
 import io.etcdmemberagent.core.Membership;
-import io.etcdmemberagent.core.ScaleTarget;
+import io.etcdmemberagent.core.join.DataDirMember;
+import io.etcdmemberagent.core.join.EtcdConfigYaml;
+import io.etcdmemberagent.core.join.InitialCluster;
+import io.etcdmemberagent.core.join.JoinDecider;
+import io.etcdmemberagent.core.join.JoinFacts;
+import io.etcdmemberagent.core.join.JoinPlan;
+import io.etcdmemberagent.core.join.JoinRecord;
+import io.etcdmemberagent.core.membership.ScaleTarget;
 import io.etcdmemberagent.disk.WalIdentity;
 import io.etcdmemberagent.etcd.ClientTls;
 import io.etcdmemberagent.etcd.GrpcEtcdGateway;
@@ -143,7 +143,7 @@ public final class JoinCommand {
 
   /** Runs {@code join} with a gRPC gateway to etcd; returns the exit status. */
   public static int execute(JoinConfig config)
-      throws IOException, InterruptedException, RunCommand.StartupException {
+      throws IOException, InterruptedException, StartupException {
     ClientTlsFiles files =
         new ClientTlsFiles(config.tls().caCert(), config.tls().cert(), config.tls().key());
     if (config.generatedTls().isPresent()) {
@@ -172,7 +172,7 @@ public final class JoinCommand {
 
   /** Issues this member's certificates, waiting while the CA Secret cannot be had. */
   private static int issueGeneratedTls(JoinConfig config, GeneratedTlsSettings settings)
-      throws IOException, InterruptedException, RunCommand.StartupException {
+      throws IOException, InterruptedException, StartupException {
     long started = System.nanoTime();
     String last = "";
     while (true) {

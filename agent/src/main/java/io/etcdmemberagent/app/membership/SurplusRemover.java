@@ -1,14 +1,14 @@
 package io.etcdmemberagent.app.membership;
 
-import io.etcdmemberagent.core.AgentMetrics;
-import io.etcdmemberagent.core.MemberRole;
-import io.etcdmemberagent.core.MemberTransition;
 import io.etcdmemberagent.core.PodEvent;
-import io.etcdmemberagent.core.RemovalAttempt;
-import io.etcdmemberagent.core.ScaleDownDecision;
-import io.etcdmemberagent.core.ScaleDownRule;
-import io.etcdmemberagent.core.StatefulSetApi;
-import io.etcdmemberagent.core.SurplusPod;
+import io.etcdmemberagent.core.membership.RemovalAttempt;
+import io.etcdmemberagent.core.membership.ScaleDownDecision;
+import io.etcdmemberagent.core.membership.ScaleDownRule;
+import io.etcdmemberagent.core.membership.StatefulSetApi;
+import io.etcdmemberagent.core.membership.SurplusPod;
+import io.etcdmemberagent.core.poll.AgentMetrics;
+import io.etcdmemberagent.core.publish.MemberRole;
+import io.etcdmemberagent.core.publish.MemberTransition;
 import io.etcdmemberagent.support.EventLog;
 import java.time.Clock;
 import java.time.Duration;
@@ -340,7 +340,7 @@ public final class SurplusRemover implements AutoCloseable {
    * the catch-up path is the leader's agent acting on another member.
    */
   private static MemberRole roleAfter(RemovalAttempt a, long self) {
-    if (a.path().equals(io.etcdmemberagent.core.ScaleDownRule.CATCH_UP_PATH)) {
+    if (a.path().equals(io.etcdmemberagent.core.membership.ScaleDownRule.CATCH_UP_PATH)) {
       return MemberRole.LEADER;
     }
     if (a.memberId() != self) {
@@ -353,7 +353,7 @@ public final class SurplusRemover implements AutoCloseable {
   }
 
   private void statefulSetEvent(PodEvent event) {
-    if (statefulSet.target() instanceof io.etcdmemberagent.core.ScaleTarget.Replicas r) {
+    if (statefulSet.target() instanceof io.etcdmemberagent.core.membership.ScaleTarget.Replicas r) {
       statefulSet.createEvent(r.statefulSet(), event);
     }
   }

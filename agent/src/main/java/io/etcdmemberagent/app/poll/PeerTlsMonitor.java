@@ -2,7 +2,7 @@ package io.etcdmemberagent.app.poll;
 
 import io.etcdmemberagent.core.MemberInfo;
 import io.etcdmemberagent.core.Membership;
-import io.etcdmemberagent.core.PeerTlsFacts;
+import io.etcdmemberagent.core.tls.PeerTlsFacts;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;

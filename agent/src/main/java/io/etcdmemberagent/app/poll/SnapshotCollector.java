@@ -2,14 +2,14 @@ package io.etcdmemberagent.app.poll;
 
 import io.etcdmemberagent.app.membership.MembershipReader;
 import io.etcdmemberagent.core.Alarm;
-import io.etcdmemberagent.core.DiskFacts;
 import io.etcdmemberagent.core.EtcdGateway;
 import io.etcdmemberagent.core.LeaderObservation;
 import io.etcdmemberagent.core.LocalObservation;
 import io.etcdmemberagent.core.LocalStatus;
 import io.etcdmemberagent.core.MemberInfo;
-import io.etcdmemberagent.core.MemberSnapshot;
 import io.etcdmemberagent.core.Membership;
+import io.etcdmemberagent.core.disk.DiskFacts;
+import io.etcdmemberagent.core.readiness.MemberSnapshot;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;

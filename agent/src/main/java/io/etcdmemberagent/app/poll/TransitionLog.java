@@ -1,10 +1,10 @@
 package io.etcdmemberagent.app.poll;
 
 import io.etcdmemberagent.core.Check;
-import io.etcdmemberagent.core.PollOutcome;
-import io.etcdmemberagent.core.PromotionAttempt;
-import io.etcdmemberagent.core.PromotionDecision;
-import io.etcdmemberagent.core.Verdict;
+import io.etcdmemberagent.core.poll.PollOutcome;
+import io.etcdmemberagent.core.promotion.PromotionAttempt;
+import io.etcdmemberagent.core.promotion.PromotionDecision;
+import io.etcdmemberagent.core.readiness.Verdict;
 import io.etcdmemberagent.support.EventLog;
 import java.util.HashMap;
 import java.util.Map;

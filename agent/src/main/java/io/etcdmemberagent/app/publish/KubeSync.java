@@ -1,13 +1,13 @@
 package io.etcdmemberagent.app.publish;
 
-import io.etcdmemberagent.core.AgentMetrics;
-import io.etcdmemberagent.core.ConditionEntry;
-import io.etcdmemberagent.core.ConditionLedger;
 import io.etcdmemberagent.core.KubeAnswer;
-import io.etcdmemberagent.core.PodApi;
-import io.etcdmemberagent.core.PodCondition;
 import io.etcdmemberagent.core.PodEvent;
-import io.etcdmemberagent.core.PodView;
+import io.etcdmemberagent.core.poll.AgentMetrics;
+import io.etcdmemberagent.core.publish.ConditionEntry;
+import io.etcdmemberagent.core.publish.ConditionLedger;
+import io.etcdmemberagent.core.publish.PodApi;
+import io.etcdmemberagent.core.publish.PodCondition;
+import io.etcdmemberagent.core.publish.PodView;
 import io.etcdmemberagent.support.EventLog;
 import java.time.Clock;
 import java.time.Duration;

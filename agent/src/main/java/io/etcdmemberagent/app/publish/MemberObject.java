@@ -1,9 +1,9 @@
 package io.etcdmemberagent.app.publish;
 
 import io.etcdmemberagent.core.KubeAnswer;
-import io.etcdmemberagent.core.MemberResourceApi;
-import io.etcdmemberagent.core.MemberResourceApi.MemberResourceView;
-import io.etcdmemberagent.core.PodApi.PodApiException;
+import io.etcdmemberagent.core.publish.MemberResourceApi;
+import io.etcdmemberagent.core.publish.MemberResourceApi.MemberResourceView;
+import io.etcdmemberagent.core.publish.PodApi.PodApiException;
 import java.util.Optional;
 
 /**

@@ -1,14 +1,14 @@
 package io.etcdmemberagent.app.publish;
 
 import io.etcdmemberagent.core.KubeAnswer;
-import io.etcdmemberagent.core.MemberReport;
-import io.etcdmemberagent.core.MemberReporter;
-import io.etcdmemberagent.core.MemberResourceApi;
-import io.etcdmemberagent.core.MemberResourceApi.MemberResourceView;
-import io.etcdmemberagent.core.MemberStatusDocument;
-import io.etcdmemberagent.core.MemberStatusLedger;
-import io.etcdmemberagent.core.MemberTransition;
-import io.etcdmemberagent.core.PodApi.PodApiException;
+import io.etcdmemberagent.core.publish.MemberReport;
+import io.etcdmemberagent.core.publish.MemberReporter;
+import io.etcdmemberagent.core.publish.MemberResourceApi;
+import io.etcdmemberagent.core.publish.MemberResourceApi.MemberResourceView;
+import io.etcdmemberagent.core.publish.MemberStatusDocument;
+import io.etcdmemberagent.core.publish.MemberStatusLedger;
+import io.etcdmemberagent.core.publish.MemberTransition;
+import io.etcdmemberagent.core.publish.PodApi.PodApiException;
 import io.etcdmemberagent.support.EventLog;
 import java.time.Clock;
 import java.time.Duration;

@@ -2,10 +2,10 @@ package io.etcdmemberagent.app.membership;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.etcdmemberagent.core.AgentMetrics;
-import io.etcdmemberagent.core.ScaleDownDecision;
-import io.etcdmemberagent.core.ScaleTarget;
-import io.etcdmemberagent.core.SurplusPod;
+import io.etcdmemberagent.core.membership.ScaleDownDecision;
+import io.etcdmemberagent.core.membership.ScaleTarget;
+import io.etcdmemberagent.core.membership.SurplusPod;
+import io.etcdmemberagent.core.poll.AgentMetrics;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -8,8 +8,8 @@ import io.etcdmemberagent.core.LeaderObservation;
 import io.etcdmemberagent.core.LocalObservation;
 import io.etcdmemberagent.core.LocalStatus;
 import io.etcdmemberagent.core.MemberInfo;
-import io.etcdmemberagent.core.MemberSnapshot;
 import io.etcdmemberagent.core.Membership;
+import io.etcdmemberagent.core.readiness.MemberSnapshot;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -36,7 +36,7 @@ class SnapshotCollectorTest {
         peers,
         Optional.empty(),
         new PeerTlsMonitor(
-            urls -> new io.etcdmemberagent.core.PeerTlsFacts.Unknown("not inspected"),
+            urls -> new io.etcdmemberagent.core.tls.PeerTlsFacts.Unknown("not inspected"),
             java.time.Duration.ofDays(1)));
   }
 

@@ -1,7 +1,0 @@
-package io.etcdmemberagent.core;
-
-/**
- * A desired Pod condition of ours, by short name (the full type is {@code <prefix>/<name>}).
- * Positive polarity: {@code TRUE} means healthy.
- */
-public record PodCondition(String name, ConditionStatus status, String reason, String message) {}

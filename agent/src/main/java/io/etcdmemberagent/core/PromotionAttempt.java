@@ -1,8 +1,0 @@
-package io.etcdmemberagent.core;
-
-import java.time.Duration;
-import java.time.Instant;
-
-/** One promotion attempt, for the history in /status and for metrics. */
-public record PromotionAttempt(
-    Instant at, long memberId, long lag, PromoteResult result, String detail, Duration took) {}
