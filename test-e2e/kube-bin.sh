@@ -63,14 +63,16 @@ for v in "$pkg" k8s.io/client-go/pkg/version; do
   ldflags+=" -X $v.gitVersion=$version -X $v.gitMajor=$major -X $v.gitMinor=$minor"
   ldflags+=" -X $v.gitCommit=module-$version -X $v.gitTreeState=clean -X $v.buildDate=1970-01-01T00:00:00Z"
 done
-for p in "${missing[@]}"; do
-  if ! (cd "$module" && CGO_ENABLED=0 GOFLAGS=-mod=readonly go build -trimpath -ldflags "$ldflags" \
-          -o "$work/$p" "k8s.io/kubernetes/cmd/$p") >"$work/build.log" 2>&1; then
-    tail -n 5 "$work/build.log" >&2
-    cp "$work/build.log" "$log"
-    die "go build of k8s.io/kubernetes/cmd/$p@$version failed (is the Go module proxy reachable? GOPROXY=$(go env GOPROXY)); see $log, or set KUBE_BIN_DIR"
-  fi
-done
+# one go command for all of them: one program's link overlaps another's compile (about 4% less
+# time than one command each, measured for the six of 1.36)
+pkgs=()
+for p in "${missing[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$p"); done
+if ! (cd "$module" && CGO_ENABLED=0 GOFLAGS=-mod=readonly go build -trimpath -ldflags "$ldflags" \
+        -o "$work/" "${pkgs[@]}") >"$work/build.log" 2>&1; then
+  tail -n 5 "$work/build.log" >&2
+  cp "$work/build.log" "$log"
+  die "go build of ${pkgs[*]}@$version failed (is the Go module proxy reachable? GOPROXY=$(go env GOPROXY)); see $log, or set KUBE_BIN_DIR"
+fi
 # a directory with some programs already keeps them: only the missing ones are added
 mkdir -p "$target"
 for p in "${missing[@]}"; do mv "$work/$p" "$target/$p"; done

@@ -66,6 +66,10 @@ ETCD_REPOSITORY=localhost/etcd
 PAUSE_VERSION=3.10.1
 PAUSE_IMAGE=localhost/pause:$PAUSE_VERSION
 BUSYBOX_IMAGE=localhost/busybox:node
+# Directories outside DIR that the kubelet, libcni and containerd make (containerd's shim sockets
+# and runc's state are always under /run/containerd): `up` records which exist before it, `down`
+# removes the others. One list, so the two can never disagree.
+OUTSIDE_DIRS=(/var/lib/kubelet /var/log/containers /var/lib/cni /run/containerd)
 # what the kubelet sets on the host's kernel (not per network namespace)
 KERNEL_SYSCTLS=(vm/overcommit_memory vm/panic_on_oom kernel/panic kernel/panic_on_oops
   kernel/keys/root_maxkeys kernel/keys/root_maxbytes)
@@ -491,7 +495,7 @@ up() {
   [[ -z "$(owner_dir)" ]] || die "$(owner_dir) owns the node up now: take it down first (kube-node.sh down $(owner_dir))"
   printf 'dir=%s\npid=%s\nstarted=%s\n' "$dir" "$$" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" >"$OWNER"
   local d
-  for d in /var/lib/kubelet /var/log/containers /var/lib/cni /run/containerd; do
+  for d in "${OUTSIDE_DIRS[@]}"; do
     [[ -e "$d" ]] && echo "$d"
   done >"$dir/preexisting"
   # claimed: the lock is released before any process starts, so none of them inherits it
@@ -589,7 +593,7 @@ down() {
   # made by the kubelet, libcni and containerd (its shims' sockets and runc's state are always
   # under /run/containerd) only if up found them missing (recorded in DIR/preexisting)
   if [[ -f "$dir/preexisting" ]]; then
-    for d in /var/lib/kubelet /var/log/containers /var/lib/cni /run/containerd; do
+    for d in "${OUTSIDE_DIRS[@]}"; do
       grep -qx "$d" "$dir/preexisting" || rm -rf "$d"
     done
   fi

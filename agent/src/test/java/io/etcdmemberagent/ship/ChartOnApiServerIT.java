@@ -100,6 +100,16 @@ class ChartOnApiServerIT {
         .flatMap(minor -> renders.stream().map(r -> Arguments.of(minor, r.get()[0], r.get()[1])));
   }
 
+  /** The release "etcd" in {@code namespace} as rendered for {@code kube}'s version. */
+  private static TemplateCommand template(KubeControlPlane kube, String namespace) {
+    return new Helm(KubePods.CHART)
+        .template()
+        .withName("etcd")
+        .withNamespace(namespace)
+        .withKubeVersion(kube.version().substring(1))
+        .set("agent.https.secret", HelmChartTest.SERVING_SECRET);
+  }
+
   @ParameterizedTest(name = "{0} {1}")
   @MethodSource("variants")
   void everyRenderedObjectIsAcceptedByTheApiServer(
@@ -107,16 +117,7 @@ class ChartOnApiServerIT {
     KubeControlPlane kube = kube(minor);
     String namespace = "chart-" + variant;
     kube.createNamespace(namespace);
-    String manifest =
-        values
-            .apply(
-                new Helm(KubePods.CHART)
-                    .template()
-                    .withName("etcd")
-                    .withNamespace(namespace)
-                    .withKubeVersion(kube.version().substring(1))
-                    .set("agent.https.secret", HelmChartTest.SERVING_SECRET))
-            .call();
+    String manifest = values.apply(template(kube, namespace)).call();
     List<String> applied = new ArrayList<>();
     List<String> skipped = new ArrayList<>();
     List<String> docs = new ArrayList<>();
@@ -169,12 +170,7 @@ class ChartOnApiServerIT {
     kube.createNamespace(namespace);
     kube.kubectl("label", "namespace", namespace, "pod-security.kubernetes.io/enforce=restricted");
     String manifest =
-        new Helm(KubePods.CHART)
-            .template()
-            .withName("etcd")
-            .withNamespace(namespace)
-            .withKubeVersion(kube.version().substring(1))
-            .set("agent.https.secret", HelmChartTest.SERVING_SECRET)
+        template(kube, namespace)
             .set("persistentVolumeClaimRetentionPolicy.whenDeleted", "Delete")
             .call();
     applyServerSide(kube, namespace, minor + "-pods", manifest);
