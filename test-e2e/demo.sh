@@ -87,9 +87,12 @@ issue peer serverAuth,clientAuth     # every member's peer port, and its calls t
 issue server serverAuth,clientAuth   # the client ports (and the agents' HTTPS)
 issue client clientAuth              # the agents, join and this script's own calls
 say "made a CA and peer, server and client certificates (openssl, EC P-256)"
-# every call to etcd or to an agent's /metrics and /status shows the client certificate
-tcurl() { curl -s --cacert "$pki/ca.crt" --cert "$pki/client.crt" --key "$pki/client.key" "$@"; }
+# the client certificate's flags, named alike by curl, the agent and join
 tls_client=(--cacert "$pki/ca.crt" --cert "$pki/client.crt" --key "$pki/client.key")
+# every call to etcd or to an agent's /metrics and /status shows the client certificate; the
+# probes' paths (/readyz, /livez) and the refused call do not
+tcurl() { curl -s "${tls_client[@]}" "$@"; }
+acurl() { curl -s --cacert "$pki/ca.crt" "$@"; }
 etcd_tls=(--cert-file "$pki/server.crt" --key-file "$pki/server.key" --client-cert-auth
   --trusted-ca-file "$pki/ca.crt" --peer-cert-file "$pki/peer.crt" --peer-key-file "$pki/peer.key"
   --peer-client-cert-auth --peer-trusted-ca-file "$pki/ca.crt")
@@ -124,14 +127,14 @@ checks_of() { # the checks of a /status document, in /readyz style
     | sed -E 's/^\{"name":"([^"]*)","passed":true.*/[+]\1 ok/; s/^\{"name":"([^"]*)","passed":false,"reason":"[^"]*","message":"([^"]*)"\}/[-]\1 failed: \2/'
 }
 
-ready() { [[ $(curl -s --cacert "$pki/ca.crt" -o /dev/null -w '%{http_code}' "https://127.0.0.1:${http[$1]}/readyz") == 200 ]]; }
+ready() { [[ $(acurl -o /dev/null -w '%{http_code}' "https://127.0.0.1:${http[$1]}/readyz") == 200 ]]; }
 
 say "starting a 3-member etcd $version cluster, an agent next to each member"
 for m in m0 m1 m2; do start_etcd "$m" "$initial" new; done
 for m in m0 m1 m2; do start_agent "$m"; done
 for m in m0 m1 m2; do wait_for 60 "agent $m ready" ready "$m"; done
 say "all three voters ready; m1 says:"
-curl -s --cacert "$pki/ca.crt" "https://127.0.0.1:${http[m1]}/readyz?verbose" | sed 's/^/           /'
+acurl "https://127.0.0.1:${http[m1]}/readyz?verbose" | sed 's/^/           /'
 
 say "writing $keys keys of 768 KiB, so that a new member has something to catch up on"
 value=$(head -c 786432 /dev/urandom | base64 -w0)
@@ -158,7 +161,7 @@ first_verdict() {
 wait_for 30 "agent m3's first verdict" first_verdict
 status=$(tcurl "https://127.0.0.1:${http[m3]}/status")
 say "m3's agent, before its etcd runs: state $(field "$status" state)"
-curl -s --cacert "$pki/ca.crt" "https://127.0.0.1:${http[m3]}/readyz/voter" | sed 's/^/           /'
+acurl "https://127.0.0.1:${http[m3]}/readyz/voter" | sed 's/^/           /'
 
 say "starting m3's etcd from the env file (as the etcd container does: set -a; . env; exec etcd)"
 (
@@ -192,9 +195,9 @@ status=$(tcurl "https://127.0.0.1:${http[m3]}/status")
 attempt=$(grep -o '"history":\[[^]]*\]' <<<"$status" | grep -o '{[^}]*}' | tail -n1)
 say "m3 was promoted by its own agent: $attempt"
 say "m3 is a voter and ready:"
-curl -s --cacert "$pki/ca.crt" -w '           HTTP %{http_code}\n' "https://127.0.0.1:${http[m3]}/readyz?verbose" | sed 's/^/           /'
+acurl -w '           HTTP %{http_code}\n' "https://127.0.0.1:${http[m3]}/readyz?verbose" | sed 's/^/           /'
 say "metrics of m3's agent:"
-say "without a client certificate, /metrics answers HTTP $(curl -s --cacert "$pki/ca.crt" -o /dev/null -w '%{http_code}' "https://127.0.0.1:${http[m3]}/metrics")"
+say "without a client certificate, /metrics answers HTTP $(acurl -o /dev/null -w '%{http_code}' "https://127.0.0.1:${http[m3]}/metrics")"
 tcurl "https://127.0.0.1:${http[m3]}/metrics" \
   | grep -E '^etcd_member_agent_(is_learner|is_voter|ready|lag_entries|join_to_voter_seconds|promotions_total|peer_tls)' \
   | sed 's/^/           /'

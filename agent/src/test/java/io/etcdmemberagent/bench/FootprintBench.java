@@ -115,16 +115,16 @@ public final class FootprintBench {
     jdks.put(java25, java25.equals(java17) ? major17 : majorVersion(java25));
     // the smoke run keeps the image as it is now; "before" makes an archive per JDK (a training
     // run each), for the full run's comparison only
-    boolean before = !settings.mode().equals("smoke");
-    for (Map.Entry<String, Integer> jdk :
-        before ? jdks.entrySet() : Map.<String, Integer>of().entrySet()) {
-      Path archive = workDir.resolve("before-" + jdk.getValue() + ".jsa");
-      makeArchive(jdk.getKey(), archive);
-      List<String> jvm = new ArrayList<>(List.of(jdk.getKey(), "-XX:MaxRAM=256m"));
-      jvm.addAll(IMAGE_BEFORE);
-      jvm.add("-XX:SharedArchiveFile=" + archive);
-      jvm.add("-Xshare:auto");
-      variants.add(new Variant("JDK " + jdk.getValue() + ", image before", jvm, beforeJar()));
+    if (!settings.mode().equals("smoke")) {
+      for (Map.Entry<String, Integer> jdk : jdks.entrySet()) {
+        Path archive = workDir.resolve("before-" + jdk.getValue() + ".jsa");
+        makeArchive(jdk.getKey(), archive);
+        List<String> jvm = new ArrayList<>(List.of(jdk.getKey(), "-XX:MaxRAM=256m"));
+        jvm.addAll(IMAGE_BEFORE);
+        jvm.add("-XX:SharedArchiveFile=" + archive);
+        jvm.add("-Xshare:auto");
+        variants.add(new Variant("JDK " + jdk.getValue() + ", image before", jvm, beforeJar()));
+      }
     }
     if (jdks.get(java25) >= 25) {
       variants.add(image("JDK 25, image now", java25, AgentProcess.jar(), "agent.aot"));

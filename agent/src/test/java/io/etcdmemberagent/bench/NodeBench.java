@@ -4,7 +4,6 @@ import io.etcdmemberagent.testing.ChartRelease;
 import io.etcdmemberagent.testing.HttpsClients;
 import io.etcdmemberagent.testing.KubeNode;
 import io.etcdmemberagent.testing.Processes;
-import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -27,7 +26,6 @@ import javax.net.ssl.SSLContext;
 final class NodeBench {
 
   private static final String NS = "bench";
-  private static final int AGENT_PORT = 9379;
   private static final SSLContext ANY_SERVER = HttpsClients.anyServer();
 
   private final Settings settings;
@@ -162,11 +160,7 @@ final class NodeBench {
 
   /** The status over HTTPS (a new connection, as the kubelet probes), or -1. */
   private static int status(String ip, String path) {
-    try {
-      return HttpsClients.get(ANY_SERVER, ip, AGENT_PORT, path, null).status();
-    } catch (UncheckedIOException e) {
-      return -1;
-    }
+    return HttpsClients.statusOrMinusOne(ANY_SERVER, ip, ChartRelease.AGENT_PORT, path);
   }
 
   private static void signal(String signal, String pid) {
@@ -184,7 +178,7 @@ final class NodeBench {
     String ip = db.podIps().get(db.pod(0));
     db.awaitAgentReader(ip);
     for (String path : List.of("/readyz", "/metrics")) {
-      String url = "https://" + ip + ":" + AGENT_PORT + path;
+      String url = "https://" + ip + ":" + ChartRelease.AGENT_PORT + path;
       String token = path.equals("/metrics") ? db.readerToken() : null;
       LatencyBench.load(url, settings.loadSeconds(), token); // warm-up
       List<Double> p50 = new ArrayList<>();

@@ -128,8 +128,15 @@ public final class HttpsClients {
 
   /** The status, or -1 when the connection or the handshake fails. */
   public static int statusOrMinusOne(SSLContext context, int port, String path) {
+    return statusOrMinusOne(context, "127.0.0.1", port, path);
+  }
+
+  /**
+   * The status from {@code host} (a Pod's address), or -1 when the connection or handshake fails.
+   */
+  public static int statusOrMinusOne(SSLContext context, String host, int port, String path) {
     try {
-      return get(context, port, path, null).status();
+      return get(context, host, port, path, null).status();
     } catch (UncheckedIOException e) {
       return -1;
     }
